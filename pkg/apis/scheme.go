@@ -1,0 +1,44 @@
+/*
+Copyright 2026 The binding-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apis gathers the Karmada-compatible API groups of the project.
+package apis
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+// AddToScheme adds every API group version of the project to s:
+// work.karmada.io/v1alpha1, work.karmada.io/v1alpha2, policy.karmada.io/v1alpha1 and
+// cluster.karmada.io/v1alpha1.
+func AddToScheme(s *runtime.Scheme) error {
+	for _, add := range []func(*runtime.Scheme) error{
+		workv1alpha1.AddToScheme,
+		workv1alpha2.AddToScheme,
+		policyv1alpha1.AddToScheme,
+		clusterv1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

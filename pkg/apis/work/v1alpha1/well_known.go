@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The binding-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Kind and resource (plural) of Work.
+const (
+	ResourceKindWork   = "Work"
+	ResourcePluralWork = "works"
+)
+
+// ExecutionNamespacePrefix prefixes a member cluster's name to form the namespace its
+// Works live in ("execution namespace").
+const ExecutionNamespacePrefix = "karmada-es-"
+
+// ExecutionControllerFinalizer is set on every Work; Karmada's execution side removes it
+// once the resources on the member cluster are gone.
+const ExecutionControllerFinalizer = "karmada.io/execution-controller"
+
+// Labels and annotations put on the workload inside a Work (and partly on the Work).
+const (
+	// ManagedByKarmadaLabel marks a resource as managed by Karmada.
+	ManagedByKarmadaLabel = "karmada.io/managed"
+	// ManagedByKarmadaLabelValue is the value of ManagedByKarmadaLabel.
+	ManagedByKarmadaLabelValue = "true"
+
+	// ResourceTemplateUIDAnnotation is the UID of the resource template.
+	ResourceTemplateUIDAnnotation = "resourcetemplate.karmada.io/uid"
+	// ResourceTemplateGenerationAnnotation is the generation of the resource template
+	// (set only when > 0).
+	ResourceTemplateGenerationAnnotation = "resourcetemplate.karmada.io/generation"
+	// ManagedAnnotationsAnnotation is the sorted, comma-joined keys of all annotations
+	// of the manifest (itself and ManagedLabelsAnnotation included).
+	ManagedAnnotationsAnnotation = "resourcetemplate.karmada.io/managed-annotations"
+	// ManagedLabelsAnnotation is the sorted, comma-joined keys of all labels of the manifest.
+	ManagedLabelsAnnotation = "resourcetemplate.karmada.io/managed-labels"
+
+	// WorkNameAnnotation is the name of the Work carrying the manifest.
+	WorkNameAnnotation = "work.karmada.io/name"
+	// WorkNamespaceAnnotation is the namespace of the Work carrying the manifest.
+	WorkNamespaceAnnotation = "work.karmada.io/namespace"
+
+	// ConflictResolutionAnnotation tells the execution side how to handle a resource
+	// that already exists in the member cluster: ConflictResolutionOverwrite or
+	// ConflictResolutionAbort.
+	ConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
+	// ConflictResolutionOverwrite overwrites the existing resource.
+	ConflictResolutionOverwrite = "overwrite"
+	// ConflictResolutionAbort leaves the existing resource alone and fails the apply.
+	ConflictResolutionAbort = "abort"
+)
+
+// Condition types of a Work, set by Karmada's execution and status controllers.
+const (
+	WorkApplied     = "Applied"
+	WorkProgressing = "Progressing"
+	WorkAvailable   = "Available"
+	WorkDegraded    = "Degraded"
+)

@@ -1,0 +1,56 @@
+/*
+Copyright 2026 The binding-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha2
+
+// Kinds and resources (plurals) of this group version.
+const (
+	ResourceKindResourceBinding          = "ResourceBinding"
+	ResourcePluralResourceBinding        = "resourcebindings"
+	ResourceKindClusterResourceBinding   = "ClusterResourceBinding"
+	ResourcePluralClusterResourceBinding = "clusterresourcebindings"
+)
+
+// Labels holding a binding's permanent ID; copied to its Works and workloads.
+const (
+	ResourceBindingPermanentIDLabel        = "resourcebinding.karmada.io/permanent-id"
+	ClusterResourceBindingPermanentIDLabel = "clusterresourcebinding.karmada.io/permanent-id"
+)
+
+// Annotations naming the binding a Work (and its workload) belongs to.
+const (
+	ResourceBindingNamespaceAnnotation   = "resourcebinding.karmada.io/namespace"
+	ResourceBindingNameAnnotation        = "resourcebinding.karmada.io/name"
+	ClusterResourceBindingNameAnnotation = "clusterresourcebinding.karmada.io/name"
+)
+
+// Finalizers of the bindings, held until every Work of the binding is deleted.
+const (
+	BindingControllerFinalizer                = "karmada.io/binding-controller"
+	ClusterResourceBindingControllerFinalizer = "karmada.io/cluster-resource-binding-controller"
+)
+
+// Condition types of a binding.
+const (
+	// ConditionWorksSynced is this controller's condition: whether the Works of every
+	// target cluster are in sync with the binding.
+	ConditionWorksSynced = "WorksSynced"
+	// ConditionScheduled is set by Karmada's scheduler.
+	ConditionScheduled = "Scheduled"
+	// ConditionFullyApplied is set by Karmada's status controller when the resource is
+	// applied on every target cluster.
+	ConditionFullyApplied = "FullyApplied"
+)

@@ -1,0 +1,79 @@
+package bindingcontroller
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/render"
+)
+
+// kind holds what differs between ResourceBindings and ClusterResourceBindings; the sync
+// path itself is shared.
+type kind struct {
+	render.BindingKind
+	finalizer string
+	// logName is how Karmada's messages name this kind, e.g. resourceBinding(ns/name).
+	logName   string
+	newObject func() client.Object
+	specOf    func(client.Object) *workv1alpha2.ResourceBindingSpec
+}
+
+var resourceBinding = kind{
+	BindingKind: render.ResourceBindingKind,
+	finalizer:   workv1alpha2.BindingControllerFinalizer,
+	logName:     "resourceBinding",
+	newObject:   func() client.Object { return &workv1alpha2.ResourceBinding{} },
+	specOf: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
+		return &o.(*workv1alpha2.ResourceBinding).Spec
+	},
+}
+
+var clusterResourceBinding = kind{
+	BindingKind: render.ClusterResourceBindingKind,
+	finalizer:   workv1alpha2.ClusterResourceBindingControllerFinalizer,
+	logName:     "clusterResourceBinding",
+	newObject:   func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
+	specOf: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
+		return &o.(*workv1alpha2.ClusterResourceBinding).Spec
+	},
+}
+
+func kindOf(k render.BindingKind) kind {
+	if k == render.ClusterResourceBindingKind {
+		return clusterResourceBinding
+	}
+	return resourceBinding
+}
+
+// scope is what one reconcile of one binding gathers once and its phases share.
+type scope struct {
+	kind
+	obj     client.Object
+	binding render.Binding
+}
+
+func newScope(k kind, obj client.Object) *scope {
+	return &scope{
+		kind: k,
+		obj:  obj,
+		binding: render.Binding{
+			Kind:        k.BindingKind,
+			Namespace:   obj.GetNamespace(),
+			Name:        obj.GetName(),
+			PermanentID: obj.GetLabels()[k.PermanentIDLabel()],
+			Spec:        k.specOf(obj),
+		},
+	}
+}
+
+// String names the binding the way Karmada's log lines do: resourceBinding(ns/name).
+func (s *scope) String() string {
+	return fmt.Sprintf("%s(%s)", s.logName, client.ObjectKeyFromObject(s.obj))
+}
+
+// indexKey is the value under which this binding's Works are indexed.
+func (s *scope) indexKey() string {
+	return bindingIndexValue(s.BindingKind, s.obj.GetNamespace(), s.obj.GetName())
+}

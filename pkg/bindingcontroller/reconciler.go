@@ -1,0 +1,73 @@
+// Package bindingcontroller turns ResourceBindings and ClusterResourceBindings into one
+// Work per target cluster. Every cluster is synced on its own: a cluster that fails is
+// reported and retried while the others keep their Works.
+package bindingcontroller
+
+import (
+	"context"
+
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
+)
+
+// +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=work.karmada.io,resources=works,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler syncs one kind of binding to its Works.
+type Reconciler struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server itself, for the rare reads the cache cannot answer.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	// Kind is the kind of binding this reconciler serves.
+	Kind render.BindingKind
+	// ClusterSyncConcurrency bounds how many clusters of one binding are written at once.
+	ClusterSyncConcurrency int
+}
+
+// Reconcile only fetches and dispatches; the phases live in sync.go and delete.go.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	k := kindOf(r.Kind)
+	obj := k.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	s := newScope(k, obj)
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("binding", klog.KObj(obj)))
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	return r.reconcile(ctx, s)
+}
+
+func (r *Reconciler) applier() *workapply.Applier {
+	return &workapply.Applier{Client: r.Client, Reader: r.APIReader}
+}
+
+// patchFinalizers writes the binding's finalizers and nothing else. The patch carries the
+// resourceVersion, so a concurrent change to the finalizers makes it fail and retry
+// instead of dropping another controller's finalizer.
+func (r *Reconciler) patchFinalizers(ctx context.Context, s *scope, change func(client.Object) bool) error {
+	base := s.obj.DeepCopyObject().(client.Object)
+	if !change(s.obj) {
+		return nil
+	}
+	return r.Client.Patch(ctx, s.obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) error {
+	return r.patchFinalizers(ctx, s, func(o client.Object) bool { return controllerutil.AddFinalizer(o, s.finalizer) })
+}
+
+func (r *Reconciler) releaseFinalizer(ctx context.Context, s *scope) error {
+	return r.patchFinalizers(ctx, s, func(o client.Object) bool { return controllerutil.RemoveFinalizer(o, s.finalizer) })
+}

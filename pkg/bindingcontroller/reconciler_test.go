@@ -1,0 +1,357 @@
+package bindingcontroller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/binding-controller/binding-controller/pkg/apis"
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/render"
+)
+
+const seedWorkName = "nginx-687f7fb96f"
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func seedDeployment() *appsv1.Deployment {
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "default", UID: "uid-nginx"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx"}}},
+			},
+		},
+	}
+}
+
+func seedBinding(clusters ...string) *workv1alpha2.ResourceBinding {
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx-deployment", Namespace: "default",
+			Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-new"}},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx"},
+			Replicas: 3,
+		},
+	}
+	for _, c := range clusters {
+		rb.Spec.Clusters = append(rb.Spec.Clusters, workv1alpha2.TargetCluster{Name: c, Replicas: 1})
+	}
+	return rb
+}
+
+// terminatingWork is an old Work whose execution side still holds it.
+func terminatingWork(cluster string) *workv1alpha1.Work {
+	return &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{
+		Name: seedWorkName, Namespace: "karmada-es-" + cluster,
+		Finalizers:        []string{workv1alpha1.ExecutionControllerFinalizer},
+		DeletionTimestamp: ptr.To(metav1.Now()),
+		Labels:            map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-old"},
+		Annotations: map[string]string{
+			workv1alpha2.ResourceBindingNamespaceAnnotation: "default",
+			workv1alpha2.ResourceBindingNameAnnotation:      "nginx-deployment",
+		},
+	}}
+}
+
+type harness struct {
+	t        *testing.T
+	client   client.Client
+	recorder *events.FakeRecorder
+	r        *Reconciler
+}
+
+func newHarness(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *harness {
+	t.Helper()
+	s := testScheme(t)
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
+	cl := fake.NewClientBuilder().WithScheme(s).WithRESTMapper(mapper).
+		WithObjects(objs...).
+		WithIndex(&workv1alpha1.Work{}, workByBindingIndex, indexWorkByBinding).
+		WithInterceptorFuncs(funcs).Build()
+	rec := events.NewFakeRecorder(100)
+	return &harness{t: t, client: cl, recorder: rec, r: &Reconciler{
+		Client: cl, APIReader: cl, Recorder: rec, Kind: render.ResourceBindingKind, ClusterSyncConcurrency: 4,
+	}}
+}
+
+func (h *harness) reconcile() error {
+	_, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
+	return err
+}
+
+// liveWork reports whether cluster holds a Work that is not being deleted.
+func (h *harness) liveWork(cluster string) bool {
+	w := &workv1alpha1.Work{}
+	err := h.client.Get(context.Background(), types.NamespacedName{Namespace: "karmada-es-" + cluster, Name: seedWorkName}, w)
+	return err == nil && w.DeletionTimestamp == nil
+}
+
+func (h *harness) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func rejectCreatesIn(namespace string, err error) interceptor.Funcs {
+	return interceptor.Funcs{Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if obj.GetNamespace() == namespace {
+			return err
+		}
+		return cl.Create(ctx, obj, opts...)
+	}}
+}
+
+var worksGR = schema.GroupResource{Group: "work.karmada.io", Resource: "works"}
+
+// Each per-cluster failure leaves the other clusters' Works written and names its cluster.
+func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
+	cases := []struct {
+		name     string
+		funcs    interceptor.Funcs
+		objs     []client.Object
+		clusters []string
+		failing  []string
+		wantErr  string
+	}{
+		{
+			name: "terminating work", objs: []client.Object{terminatingWork("member1")},
+			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member1"},
+			wantErr: "work karmada-es-member1/nginx-687f7fb96f is being deleted",
+		},
+		{
+			name: "two terminating works", objs: []client.Object{terminatingWork("member1"), terminatingWork("member2")},
+			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member1", "member2"},
+			wantErr: "[work karmada-es-member1/nginx-687f7fb96f is being deleted, work karmada-es-member2/nginx-687f7fb96f is being deleted]",
+		},
+		{
+			name:     "missing execution namespace",
+			funcs:    rejectCreatesIn("karmada-es-member2", apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "karmada-es-member2")),
+			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member2"},
+			wantErr: `cluster member2: work karmada-es-member2/nginx-687f7fb96f: creating: namespaces "karmada-es-member2" not found`,
+		},
+		{
+			name:     "write rejected by the API server",
+			funcs:    rejectCreatesIn("karmada-es-member3", apierrors.NewForbidden(worksGR, seedWorkName, errors.New("denied by admission policy"))),
+			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member3"},
+			wantErr: "cluster member3: work karmada-es-member3/nginx-687f7fb96f: creating: ",
+		},
+		{
+			name:     "render error for one cluster",
+			clusters: []string{"member1", "Bad_Cluster", "member3"}, failing: []string{"Bad_Cluster"},
+			wantErr: `cluster Bad_Cluster: rendering work: cluster name "Bad_Cluster" does not form a valid execution namespace`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := append([]client.Object{seedDeployment(), seedBinding(tc.clusters...)}, tc.objs...)
+			h := newHarness(t, tc.funcs, objs...)
+			err := h.reconcile()
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Reconcile error = %v, want one containing %q", err, tc.wantErr)
+			}
+			for _, c := range tc.clusters {
+				failing := false
+				for _, f := range tc.failing {
+					failing = failing || f == c
+				}
+				if got := h.liveWork(c); got == failing {
+					t.Errorf("cluster %s: live work = %v, want %v", c, got, !failing)
+				}
+				if failing && !strings.Contains(err.Error(), c) {
+					t.Errorf("error %q does not name failing cluster %s", err, c)
+				}
+			}
+			evs := strings.Join(h.events(), "\n")
+			if !strings.Contains(evs, "Warning SyncWorkFailed") || !strings.Contains(evs, tc.wantErr) {
+				t.Errorf("events %q lack a SyncWorkFailed warning carrying %q", evs, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestSyncSucceedsAndIsIdempotent(t *testing.T) {
+	writes := 0
+	h := newHarness(t, interceptor.Funcs{
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			writes++
+			return cl.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			writes++
+			return cl.Update(ctx, obj, opts...)
+		},
+	}, seedDeployment(), seedBinding("member1", "member2"))
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 2 || !h.liveWork("member1") || !h.liveWork("member2") {
+		t.Fatalf("writes %d, want 2 Works created", writes)
+	}
+	evs := h.events()
+	if len(evs) != 2 || !strings.HasPrefix(evs[0], "Normal SyncWorkSucceed") {
+		t.Fatalf("events %q, want SyncWorkSucceed on binding and template", evs)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	_ = h.client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}, rb)
+	if len(rb.Finalizers) != 1 || rb.Finalizers[0] != workv1alpha2.BindingControllerFinalizer {
+		t.Fatalf("finalizers %v, want the binding controller's", rb.Finalizers)
+	}
+	writes = 0
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 0 || len(h.events()) != 0 {
+		t.Fatalf("a resync with nothing changed wrote %d Works", writes)
+	}
+}
+
+func TestTemplateNotFoundDoesNotRequeue(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedBinding("member1"))
+	res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
+	if err != nil || !res.IsZero() {
+		t.Fatalf("got %v %v, want no requeue", res, err)
+	}
+	if h.liveWork("member1") {
+		t.Fatal("a Work was written without a template")
+	}
+}
+
+func TestUnservedKindIsReportedNotRetried(t *testing.T) {
+	rb := seedBinding("member1")
+	rb.Spec.Resource.APIVersion, rb.Spec.Resource.Kind = "example.com/v1", "Widget"
+	h := newHarness(t, interceptor.Funcs{}, rb)
+	if err := h.reconcile(); err != nil {
+		t.Fatalf("Reconcile error = %v, want nil (retrying cannot help)", err)
+	}
+	evs := strings.Join(h.events(), "\n")
+	if !strings.Contains(evs, "Warning SyncWorkFailed") || !strings.Contains(evs, "example.com/v1, Kind=Widget") {
+		t.Fatalf("events %q, want a SyncWorkFailed warning naming the kind", evs)
+	}
+}
+
+func TestOrphanWorksAreRemoved(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1", "member2"))
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	_ = h.client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}, rb)
+	rb.Spec.Clusters = rb.Spec.Clusters[:1]
+	if err := h.client.Update(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if !h.liveWork("member1") || h.liveWork("member2") {
+		t.Fatalf("member1 live %v, member2 live %v; want only member1", h.liveWork("member1"), h.liveWork("member2"))
+	}
+}
+
+func TestOrphanOfGracefulEvictionIsKept(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1", "member2"))
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	_ = h.client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}, rb)
+	rb.Spec.Clusters = rb.Spec.Clusters[:1]
+	rb.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member2", PurgeMode: "Gracefully"}}
+	if err := h.client.Update(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if !h.liveWork("member2") {
+		t.Fatal("the Work of a cluster under graceful eviction was deleted")
+	}
+}
+
+func TestDeletionDeletesWorksThenReleasesFinalizer(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1", "member2"))
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	key := types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}
+	_ = h.client.Get(context.Background(), key, rb)
+	if err := h.client.Delete(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	// The fake client keeps the Works' execution finalizer, as a disconnected member would:
+	// they are terminating, and the binding is gone all the same.
+	for _, c := range []string{"member1", "member2"} {
+		if h.liveWork(c) {
+			t.Errorf("cluster %s still has a live Work", c)
+		}
+	}
+	if err := h.client.Get(context.Background(), key, rb); !apierrors.IsNotFound(err) {
+		t.Fatalf("binding still there (finalizers %v): %v", rb.Finalizers, err)
+	}
+}
+
+func TestFinalizerPatchTouchesNothingElse(t *testing.T) {
+	var patches []string
+	h := newHarness(t, interceptor.Funcs{
+		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			data, _ := patch.Data(obj)
+			patches = append(patches, string(data))
+			return cl.Patch(ctx, obj, patch, opts...)
+		},
+	}, seedDeployment(), seedBinding("member1"))
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if len(patches) != 1 {
+		t.Fatalf("patches %q, want one", patches)
+	}
+	want := fmt.Sprintf(`{"metadata":{"finalizers":["%s"],"resourceVersion":`, workv1alpha2.BindingControllerFinalizer)
+	if !strings.HasPrefix(patches[0], want) || strings.Contains(patches[0], "spec") {
+		t.Fatalf("patch %s, want only finalizers guarded by resourceVersion", patches[0])
+	}
+}

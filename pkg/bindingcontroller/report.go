@@ -1,0 +1,84 @@
+package bindingcontroller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/binding-controller/binding-controller/pkg/workapply"
+)
+
+// Event reasons, as Karmada's binding controller emits them.
+const (
+	ReasonSyncWorkSucceed   = "SyncWorkSucceed"
+	ReasonSyncWorkFailed    = "SyncWorkFailed"
+	ReasonCleanupWorkFailed = "CleanupWorkFailed"
+)
+
+// maxEventNote is the longest note events.k8s.io accepts.
+const maxEventNote = 1024
+
+// report tells the user how the sync went: a log line and events on the binding and its
+// template. A failure is returned so the binding is requeued with backoff, while the
+// healthy clusters already have their Works.
+func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, results []workapply.Result) (ctrl.Result, error) {
+	logger := ctrl.LoggerFrom(ctx)
+	if err := workapply.Aggregate(results); err != nil {
+		message := err.Error()
+		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, message),
+			"failedClusters", failedClusters(results))
+		r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, message)
+		return ctrl.Result{}, err
+	}
+	if wrote(results) {
+		message := fmt.Sprintf("Sync work of %s successful.", s)
+		logger.Info(message, "clusters", len(results))
+		r.event(s.obj, template, corev1.EventTypeNormal, ReasonSyncWorkSucceed, message)
+	}
+	return ctrl.Result{}, nil
+}
+
+// reportInputError tells the user a binding cannot be synced as written.
+func (r *Reconciler) reportInputError(ctx context.Context, s *scope, err error) {
+	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, err.Error()),
+		"retry", "when the binding changes")
+	r.event(s.obj, nil, corev1.EventTypeWarning, ReasonSyncWorkFailed, err.Error())
+}
+
+// event records on the binding and, when there is one, on its resource template, so a
+// user looking at their Deployment sees why it did not spread.
+func (r *Reconciler) event(binding runtime.Object, template *unstructured.Unstructured, eventType, reason, message string) {
+	if r.Recorder == nil {
+		return
+	}
+	if len(message) > maxEventNote {
+		message = message[:maxEventNote-3] + "..."
+	}
+	r.Recorder.Eventf(binding, nil, eventType, reason, "Sync", "%s", message)
+	if template != nil {
+		r.Recorder.Eventf(template, binding, eventType, reason, "Sync", "%s", message)
+	}
+}
+
+func wrote(results []workapply.Result) bool {
+	for _, r := range results {
+		if r.Wrote() {
+			return true
+		}
+	}
+	return false
+}
+
+func failedClusters(results []workapply.Result) []string {
+	var clusters []string
+	for _, r := range results {
+		if r.Err != nil {
+			clusters = append(clusters, r.Cluster)
+		}
+	}
+	return clusters
+}

@@ -1,0 +1,160 @@
+package bindingcontroller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/render"
+)
+
+// Controller names, as --controllers knows them.
+const (
+	ResourceBindingControllerName        = "resourcebinding"
+	ClusterResourceBindingControllerName = "clusterresourcebinding"
+)
+
+// RateLimiterOptions shape the per-binding retry backoff. The defaults are Karmada's.
+type RateLimiterOptions struct {
+	BaseDelay  time.Duration // first retry after a failure; default 5ms
+	MaxDelay   time.Duration // cap of the exponential backoff; default 1000s
+	QPS        float64       // overall retry rate; default 10
+	BucketSize int           // overall retry burst; default 100
+}
+
+func (o RateLimiterOptions) withDefaults() RateLimiterOptions {
+	if o.BaseDelay <= 0 {
+		o.BaseDelay = 5 * time.Millisecond
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = 1000 * time.Second
+	}
+	if o.QPS <= 0 {
+		o.QPS = 10
+	}
+	if o.BucketSize <= 0 {
+		o.BucketSize = 100
+	}
+	return o
+}
+
+// NewRateLimiter returns the slower of a per-item exponential backoff and an overall token bucket.
+func NewRateLimiter(o RateLimiterOptions) workqueue.TypedRateLimiter[reconcile.Request] {
+	o = o.withDefaults()
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](o.BaseDelay, o.MaxDelay),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(o.QPS), o.BucketSize)},
+	)
+}
+
+// Options configure both binding controllers.
+type Options struct {
+	// Controllers that run, by name; nil runs both.
+	Enabled map[string]bool
+	// ResourceBindingWorkers and ClusterResourceBindingWorkers are how many bindings of
+	// each kind sync at once. Default 5.
+	ResourceBindingWorkers        int
+	ClusterResourceBindingWorkers int
+	// ClusterSyncConcurrency bounds how many clusters of one binding are written at once. Default 8.
+	ClusterSyncConcurrency int
+	RateLimiter            RateLimiterOptions
+}
+
+// Setup registers the Work index and the enabled binding controllers with mgr.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("indexing works by binding: %w", err)
+	}
+	if opts.ClusterSyncConcurrency <= 0 {
+		opts.ClusterSyncConcurrency = 8
+	}
+	for _, c := range []struct {
+		name    string
+		kind    render.BindingKind
+		workers int
+	}{
+		{ResourceBindingControllerName, render.ResourceBindingKind, opts.ResourceBindingWorkers},
+		{ClusterResourceBindingControllerName, render.ClusterResourceBindingKind, opts.ClusterResourceBindingWorkers},
+	} {
+		if opts.Enabled != nil && !opts.Enabled[c.name] {
+			continue
+		}
+		if c.workers <= 0 {
+			c.workers = 5
+		}
+		r := &Reconciler{
+			Client:                 mgr.GetClient(),
+			APIReader:              mgr.GetAPIReader(),
+			Recorder:               mgr.GetEventRecorder("binding-controller"),
+			Kind:                   c.kind,
+			ClusterSyncConcurrency: opts.ClusterSyncConcurrency,
+		}
+		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter)); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int, limiter workqueue.TypedRateLimiter[reconcile.Request]) error {
+	k := kindOf(r.Kind)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, finalizingPredicate()))).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter}).
+		Complete(r)
+}
+
+// bindingOfWork maps a Work to the binding of this reconciler's kind that owns it.
+func (r *Reconciler) bindingOfWork(_ context.Context, obj client.Object) []reconcile.Request {
+	k, key, ok := bindingOfWork(obj)
+	if !ok || k != r.Kind {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// finalizingPredicate lets through the binding updates that leave its generation alone
+// but matter to its Works: the start of its deletion, and its labels (the permanent id).
+func finalizingPredicate() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !e.ObjectNew.GetDeletionTimestamp().Equal(e.ObjectOld.GetDeletionTimestamp()) ||
+				!maps.Equal(e.ObjectNew.GetLabels(), e.ObjectOld.GetLabels()) ||
+				!maps.Equal(e.ObjectNew.GetAnnotations(), e.ObjectOld.GetAnnotations())
+		},
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// workChanged passes the Work events that can leave a binding out of sync: a Work gone
+// (a blocked cluster may now be written, or a hand deletion must be undone) or a Work
+// whose content someone else changed.
+func workChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration() ||
+				!maps.Equal(e.ObjectNew.GetLabels(), e.ObjectOld.GetLabels()) ||
+				!maps.Equal(e.ObjectNew.GetAnnotations(), e.ObjectOld.GetAnnotations())
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}

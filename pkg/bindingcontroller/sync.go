@@ -1,0 +1,186 @@
+package bindingcontroller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/names"
+	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
+)
+
+// reconcile brings every target cluster's Work to what the binding asks for.
+func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, error) {
+	logger := ctrl.LoggerFrom(ctx)
+	if err := r.ensureFinalizer(ctx, s); err != nil {
+		return ctrl.Result{}, fmt.Errorf("adding finalizer %s to %s: %w", s.finalizer, s, err)
+	}
+
+	template, err := r.fetchTemplate(ctx, s)
+	switch {
+	case apierrors.IsNotFound(err):
+		// The binding outlived its template, or the template is not there yet; a retry
+		// would find the same. The binding changes when the template comes back.
+		logger.Info("Resource template not found; nothing to sync until the binding changes", "resource", err.Error())
+		return ctrl.Result{}, nil
+	case isInputError(err):
+		r.reportInputError(ctx, s, err)
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("fetching resource template of %s: %w", s, err)
+	}
+
+	results := r.ensureWorks(ctx, s, template)
+	orphans, err := r.removeOrphanWorks(ctx, s, template)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	results = append(results, orphans...)
+	return r.report(ctx, s, template, results)
+}
+
+// inputError is a binding that cannot be synced as it stands; retrying will not help.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+func isInputError(err error) bool {
+	_, ok := err.(*inputError)
+	return ok
+}
+
+// fetchTemplate reads the resource template the binding names, of whatever kind, from the
+// cache. A miss or an older incarnation in the cache is checked against the API server
+// before it is believed: the cache may simply not have seen a template created a moment ago.
+func (r *Reconciler) fetchTemplate(ctx context.Context, s *scope) (*unstructured.Unstructured, error) {
+	ref := s.binding.Spec.Resource
+	if ref.APIVersion == "" || ref.Kind == "" || ref.Name == "" {
+		return nil, &inputError{fmt.Errorf("%s names no resource template: spec.resource needs apiVersion, kind and name", s)}
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, &inputError{fmt.Errorf("%s: spec.resource.apiVersion %q: %w", s, ref.APIVersion, err)}
+	}
+	gvk := gv.WithKind(ref.Kind)
+	mapping, err := r.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return nil, &inputError{fmt.Errorf("%s: the API server does not serve %s", s, gvk)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := types.NamespacedName{Name: ref.Name}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		key.Namespace = ref.Namespace
+		if key.Namespace == "" {
+			key.Namespace = s.obj.GetNamespace()
+		}
+	}
+
+	template := &unstructured.Unstructured{}
+	template.SetGroupVersionKind(gvk)
+	err = r.Client.Get(ctx, key, template)
+	if err == nil && (ref.UID == "" || template.GetUID() == ref.UID) {
+		return template, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	if err := r.APIReader.Get(ctx, key, live); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+// ensureWorks renders and applies every target cluster's Work, a bounded number at once.
+// Each cluster gets its own result; nothing one cluster does stops another.
+func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstructured.Unstructured) []workapply.Result {
+	targets := render.Targets(s.binding.Spec)
+	results := make([]workapply.Result, len(targets))
+	applier := r.applier()
+	forEach(len(targets), r.ClusterSyncConcurrency, func(i int) {
+		target := targets[i]
+		desired, err := render.Work(s.binding, template, target)
+		if err != nil {
+			results[i] = workapply.Result{Cluster: target.Cluster, Outcome: workapply.Failed,
+				Err: fmt.Errorf("cluster %s: rendering work: %w", target.Cluster, err)}
+			return
+		}
+		results[i] = applier.Apply(ctx, target.Cluster, desired)
+	})
+	return results
+}
+
+// removeOrphanWorks deletes the binding's Works that no target needs any more: clusters
+// that were unscheduled, and Works named after an earlier template. Clusters being
+// gracefully evicted keep their Works until the eviction task ends.
+func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope, template *unstructured.Unstructured) ([]workapply.Result, error) {
+	works, err := r.worksOf(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	wanted := map[string]bool{}
+	for _, t := range render.Targets(s.binding.Spec) {
+		wanted[t.Cluster] = true
+	}
+	keep, _ := render.EvictingClusters(s.binding.Spec)
+	workName := names.WorkName(template.GetKind(), template.GetNamespace(), template.GetName())
+
+	var results []workapply.Result
+	applier := r.applier()
+	for i := range works {
+		work := &works[i]
+		cluster, ok := names.ClusterOfExecutionNamespace(work.Namespace)
+		if !ok {
+			continue
+		}
+		if work.Name == workName && (wanted[cluster] || keep[cluster]) {
+			continue
+		}
+		results = append(results, applier.Delete(ctx, cluster, work))
+	}
+	return results, nil
+}
+
+// worksOf lists, from the cache, every Work whose annotations name this binding.
+func (r *Reconciler) worksOf(ctx context.Context, s *scope) ([]workv1alpha1.Work, error) {
+	list := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, list, client.MatchingFields{workByBindingIndex: s.indexKey()}); err != nil {
+		return nil, fmt.Errorf("listing works of %s: %w", s, err)
+	}
+	return list.Items, nil
+}
+
+// forEach runs fn for 0..n-1 with at most limit running at once, and returns when all are done.
+func forEach(n, limit int, fn func(i int)) {
+	if limit <= 1 || n <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,126 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/names"
+)
+
+// Work renders the Work that target's cluster should hold for the binding's template.
+// template is not modified. An error concerns this cluster alone.
+func Work(b Binding, template *unstructured.Unstructured, target Target) (*workv1alpha1.Work, error) {
+	if err := names.ValidateClusterName(target.Cluster); err != nil {
+		return nil, err
+	}
+	workload := template.DeepCopy()
+	prune(workload)
+	if err := setReplicas(workload, b.Spec, target); err != nil {
+		return nil, fmt.Errorf("setting replicas of %s for cluster %s: %w", describe(template), target.Cluster, err)
+	}
+
+	workName := names.WorkName(template.GetKind(), template.GetNamespace(), template.GetName())
+	workNamespace := names.ExecutionNamespace(target.Cluster)
+	conflict := conflictResolution(template, b.Spec)
+
+	labels := mergeInto(workload.GetLabels(), b.Labels())
+	labels[workv1alpha1.ManagedByKarmadaLabel] = workv1alpha1.ManagedByKarmadaLabelValue
+	workload.SetLabels(labels)
+
+	annotations := mergeInto(workload.GetAnnotations(), b.Annotations())
+	annotations[workv1alpha1.ResourceTemplateUIDAnnotation] = string(template.GetUID())
+	annotations[workv1alpha1.WorkNameAnnotation] = workName
+	annotations[workv1alpha1.WorkNamespaceAnnotation] = workNamespace
+	annotations[workv1alpha1.ConflictResolutionAnnotation] = conflict
+	if generation := template.GetGeneration(); generation > 0 {
+		annotations[workv1alpha1.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(generation, 10)
+	}
+	recordManagedKeys(annotations, labels)
+	workload.SetAnnotations(annotations)
+
+	raw, err := json.Marshal(workload.Object)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s for cluster %s: %w", describe(template), target.Cluster, err)
+	}
+
+	workAnnotations := b.Annotations()
+	workAnnotations[workv1alpha1.ConflictResolutionAnnotation] = conflict
+	return &workv1alpha1.Work{
+		TypeMeta: metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        workName,
+			Namespace:   workNamespace,
+			Finalizers:  executionFinalizers(),
+			Labels:      b.Labels(),
+			Annotations: workAnnotations,
+		},
+		Spec: workv1alpha1.WorkSpec{
+			Workload:                    workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}},
+			SuspendDispatching:          ptr.To(suspendDispatching(b.Spec, target.Cluster)),
+			PreserveResourcesOnDeletion: ptr.To(ptr.Deref(b.Spec.PreserveResourcesOnDeletion, false)),
+		},
+	}, nil
+}
+
+// conflictResolution is the template's own choice when it names a valid one, else the
+// binding's, else abort: a Work never silently takes over a resource in a member cluster.
+func conflictResolution(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec) string {
+	switch v := template.GetAnnotations()[workv1alpha1.ConflictResolutionAnnotation]; v {
+	case workv1alpha1.ConflictResolutionOverwrite, workv1alpha1.ConflictResolutionAbort:
+		return v
+	}
+	if spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
+		return workv1alpha1.ConflictResolutionOverwrite
+	}
+	return workv1alpha1.ConflictResolutionAbort
+}
+
+func suspendDispatching(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
+	if spec.Suspension == nil {
+		return false
+	}
+	if ptr.Deref(spec.Suspension.Dispatching, false) {
+		return true
+	}
+	return spec.Suspension.DispatchingOnClusters != nil &&
+		slices.Contains(spec.Suspension.DispatchingOnClusters.ClusterNames, cluster)
+}
+
+// recordManagedKeys writes the bookkeeping annotations the execution side uses to drop
+// labels and annotations that a later version of the template no longer has.
+func recordManagedKeys(annotations, labels map[string]string) {
+	annotations[workv1alpha1.ManagedAnnotationsAnnotation] = ""
+	annotations[workv1alpha1.ManagedLabelsAnnotation] = ""
+	annotations[workv1alpha1.ManagedAnnotationsAnnotation] = strings.Join(sortedKeys(annotations), ",")
+	annotations[workv1alpha1.ManagedLabelsAnnotation] = strings.Join(sortedKeys(labels), ",")
+}
+
+// mergeInto returns a fresh map holding base overlaid with extra.
+func mergeInto(base, extra map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(extra)+8)
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+func describe(obj *unstructured.Unstructured) string {
+	if obj.GetNamespace() == "" {
+		return fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
+	}
+	return fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+}

@@ -1,0 +1,243 @@
+package workapply
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/binding-controller/binding-controller/pkg/apis"
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+func scheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func desiredWork(manifest string) *workv1alpha1.Work {
+	return &workv1alpha1.Work{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "nginx-687f7fb96f", Namespace: "karmada-es-member1",
+			Finalizers: []string{workv1alpha1.ExecutionControllerFinalizer},
+			Labels:     map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"},
+			Annotations: map[string]string{
+				workv1alpha2.ResourceBindingNamespaceAnnotation: "default",
+				workv1alpha2.ResourceBindingNameAnnotation:      "nginx-deployment",
+			},
+		},
+		Spec: workv1alpha1.WorkSpec{
+			Workload:           workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(manifest)}}}},
+			SuspendDispatching: ptr.To(false), PreserveResourcesOnDeletion: ptr.To(false),
+		},
+	}
+}
+
+// counter counts the requests that reach the (fake) API server, by verb.
+type counter map[string]int
+
+func (c counter) funcs(extra interceptor.Funcs) interceptor.Funcs {
+	return interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			c["get"]++
+			if extra.Get != nil {
+				return extra.Get(ctx, cl, key, obj, opts...)
+			}
+			return cl.Get(ctx, key, obj, opts...)
+		},
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			c["create"]++
+			if extra.Create != nil {
+				return extra.Create(ctx, cl, obj, opts...)
+			}
+			return cl.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			c["update"]++
+			if extra.Update != nil {
+				return extra.Update(ctx, cl, obj, opts...)
+			}
+			return cl.Update(ctx, obj, opts...)
+		},
+	}
+}
+
+func newApplier(t *testing.T, c counter, extra interceptor.Funcs, objs ...client.Object) (*Applier, client.Client) {
+	cl := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(objs...).WithInterceptorFuncs(c.funcs(extra)).Build()
+	return &Applier{Client: cl, Reader: cl}, cl
+}
+
+func TestApplyCreatesMissingWork(t *testing.T) {
+	c := counter{}
+	a, cl := newApplier(t, c, interceptor.Funcs{})
+	r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment"}`))
+	if r.Outcome != Created || r.Err != nil {
+		t.Fatalf("got %s %v, want created", r.Outcome, r.Err)
+	}
+	got := &workv1alpha1.Work{}
+	if err := cl.Get(context.Background(), r.Work, got); err != nil {
+		t.Fatal(err)
+	}
+	if c["create"] != 1 || c["update"] != 0 {
+		t.Fatalf("requests %v, want exactly one create", c)
+	}
+}
+
+func TestApplyLeavesUpToDateWorkAlone(t *testing.T) {
+	existing := desiredWork(`{"kind":"Deployment","spec":{"a":1,"b":2}}`)
+	existing.Labels["someone-else"] = "kept"
+	c := counter{}
+	a, _ := newApplier(t, c, interceptor.Funcs{}, existing)
+	// Same JSON value, other key order: not drift.
+	r := a.Apply(context.Background(), "member1", desiredWork(`{"spec":{"b":2,"a":1},"kind":"Deployment"}`))
+	if r.Outcome != Unchanged || r.Err != nil {
+		t.Fatalf("got %s %v, want unchanged", r.Outcome, r.Err)
+	}
+	if c["create"]+c["update"] != 0 {
+		t.Fatalf("requests %v, want no write", c)
+	}
+}
+
+func TestApplyUpdatesDriftedWorkKeepingOthersFields(t *testing.T) {
+	existing := desiredWork(`{"kind":"Deployment","spec":{"replicas":1}}`)
+	existing.Labels["someone-else"] = "kept"
+	existing.Finalizers = append(existing.Finalizers, "example.com/other")
+	c := counter{}
+	a, cl := newApplier(t, c, interceptor.Funcs{}, existing)
+	r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment","spec":{"replicas":3}}`))
+	if r.Outcome != Updated || r.Err != nil {
+		t.Fatalf("got %s %v, want updated", r.Outcome, r.Err)
+	}
+	got := &workv1alpha1.Work{}
+	_ = cl.Get(context.Background(), r.Work, got)
+	if string(got.Spec.Workload.Manifests[0].Raw) != `{"kind":"Deployment","spec":{"replicas":3}}` {
+		t.Fatalf("manifest not updated: %s", got.Spec.Workload.Manifests[0].Raw)
+	}
+	if got.Labels["someone-else"] != "kept" || len(got.Finalizers) != 2 {
+		t.Fatalf("fields others own were dropped: labels %v finalizers %v", got.Labels, got.Finalizers)
+	}
+}
+
+func TestApplyNeverUpdatesTerminatingWork(t *testing.T) {
+	existing := desiredWork(`{"kind":"Deployment"}`)
+	existing.DeletionTimestamp = ptr.To(metav1.Now())
+	c := counter{}
+	a, _ := newApplier(t, c, interceptor.Funcs{}, existing)
+	r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment","spec":{}}`))
+	if r.Outcome != Blocked || !IsBeingDeleted(r.Err) {
+		t.Fatalf("got %s %v, want blocked", r.Outcome, r.Err)
+	}
+	if want := "work karmada-es-member1/nginx-687f7fb96f is being deleted"; r.Err.Error() != want {
+		t.Fatalf("error %q, want %q", r.Err, want)
+	}
+	if c["update"]+c["create"] != 0 {
+		t.Fatalf("requests %v, want no write", c)
+	}
+}
+
+func TestApplyRefusesForeignWork(t *testing.T) {
+	foreign := desiredWork(`{"kind":"Deployment"}`)
+	foreign.Annotations = nil
+	foreign.Labels = nil
+	c := counter{}
+	a, cl := newApplier(t, c, interceptor.Funcs{}, foreign)
+	r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment","spec":{}}`))
+	var notOwned *NotOwnedError
+	if r.Outcome != Failed || !errors.As(r.Err, &notOwned) {
+		t.Fatalf("got %s %v, want failed with NotOwnedError", r.Outcome, r.Err)
+	}
+	if !strings.Contains(r.Err.Error(), "cluster member1") {
+		t.Fatalf("error %q does not name the cluster", r.Err)
+	}
+	got := &workv1alpha1.Work{}
+	_ = cl.Get(context.Background(), r.Work, got)
+	if string(got.Spec.Workload.Manifests[0].Raw) != `{"kind":"Deployment"}` || c["update"] != 0 {
+		t.Fatal("a foreign Work was written")
+	}
+}
+
+func TestApplyFallsBackToUpdateWhenCacheMissedAnExistingWork(t *testing.T) {
+	existing := desiredWork(`{"kind":"Deployment","spec":{"replicas":1}}`)
+	c := counter{}
+	// The cached reader has not seen the Work yet.
+	a, cl := newApplier(t, c, interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if c["get"] == 1 {
+				return apierrors.NewNotFound(schema.GroupResource{Group: "work.karmada.io", Resource: "works"}, key.Name)
+			}
+			return cl.Get(ctx, key, obj, opts...)
+		},
+	}, existing)
+	r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment","spec":{"replicas":3}}`))
+	if r.Outcome != Updated || r.Err != nil {
+		t.Fatalf("got %s %v, want updated", r.Outcome, r.Err)
+	}
+	got := &workv1alpha1.Work{}
+	_ = cl.Get(context.Background(), r.Work, got)
+	if string(got.Spec.Workload.Manifests[0].Raw) != `{"kind":"Deployment","spec":{"replicas":3}}` {
+		t.Fatalf("manifest not updated: %s", got.Spec.Workload.Manifests[0].Raw)
+	}
+}
+
+func TestApplyRetriesOnConflict(t *testing.T) {
+	existing := desiredWork(`{"kind":"Deployment","spec":{"replicas":1}}`)
+	c := counter{}
+	a, _ := newApplier(t, c, interceptor.Funcs{
+		Update: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if c["update"] == 1 {
+				return apierrors.NewConflict(schema.GroupResource{Group: "work.karmada.io", Resource: "works"}, obj.GetName(), errors.New("changed"))
+			}
+			return cl.Update(ctx, obj, opts...)
+		},
+	}, existing)
+	r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment","spec":{"replicas":3}}`))
+	if r.Outcome != Updated || r.Err != nil || c["update"] != 2 {
+		t.Fatalf("got %s %v after %d updates, want updated after 2", r.Outcome, r.Err, c["update"])
+	}
+}
+
+func TestApplyWrapsRejectedWriteWithClusterAndWork(t *testing.T) {
+	c := counter{}
+	a, _ := newApplier(t, c, interceptor.Funcs{
+		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "work.karmada.io", Resource: "works"}, obj.GetName(), errors.New("denied by policy"))
+		},
+	})
+	r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment"}`))
+	if r.Outcome != Failed || r.Err == nil {
+		t.Fatalf("got %s %v, want failed", r.Outcome, r.Err)
+	}
+	for _, part := range []string{"cluster member1", "karmada-es-member1/nginx-687f7fb96f", "denied by policy"} {
+		if !strings.Contains(r.Err.Error(), part) {
+			t.Errorf("error %q lacks %q", r.Err, part)
+		}
+	}
+}
+
+func TestAggregateListsEveryFailureInOrder(t *testing.T) {
+	results := []Result{
+		{Cluster: "member1", Outcome: Blocked, Err: &BeingDeletedError{Work: client.ObjectKey{Namespace: "karmada-es-member1", Name: "w"}}},
+		{Cluster: "member2", Outcome: Created},
+		{Cluster: "member3", Outcome: Blocked, Err: &BeingDeletedError{Work: client.ObjectKey{Namespace: "karmada-es-member3", Name: "w"}}},
+	}
+	want := "[work karmada-es-member1/w is being deleted, work karmada-es-member3/w is being deleted]"
+	if got := Aggregate(results).Error(); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if Aggregate(results[1:2]) != nil {
+		t.Fatal("no failure must aggregate to nil")
+	}
+}

@@ -1,0 +1,185 @@
+package bindingcontroller_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/names"
+)
+
+var _ = Describe("Binding lifecycle", func() {
+	It("removes the Work of a cluster the binding no longer targets", func() {
+		ns := newNamespace()
+		d := deployment(ns, "api")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		rb := binding(ns, "api-deployment", "id-1", d, members...)
+		Expect(k8s.Create(ctx, rb)).To(Succeed())
+		for _, m := range members {
+			Eventually(workState(workKey(m, d))).Should(Equal("live:id-1"))
+		}
+
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)).To(Succeed())
+		rb.Spec.Clusters = rb.Spec.Clusters[:2]
+		Expect(k8s.Update(ctx, rb)).To(Succeed())
+		Eventually(workState(workKey("member3", d))).Should(Equal("absent"))
+		Expect(workState(workKey("member1", d))()).To(Equal("live:id-1"))
+		Expect(workState(workKey("member2", d))()).To(Equal("live:id-1"))
+	})
+
+	It("deletes every Work of a deleted binding, then releases its finalizer", func() {
+		ns := newNamespace()
+		d := deployment(ns, "db")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		rb := binding(ns, "db-deployment", "id-1", d, members...)
+		Expect(k8s.Create(ctx, rb)).To(Succeed())
+		Eventually(func() []string {
+			_ = k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)
+			return rb.Finalizers
+		}).Should(ContainElement(workv1alpha2.BindingControllerFinalizer))
+		for _, m := range members {
+			Eventually(workState(workKey(m, d))).Should(Equal("live:id-1"))
+		}
+		Expect(k8s.Delete(ctx, rb)).To(Succeed())
+		for _, m := range members {
+			Eventually(workState(workKey(m, d))).Should(Equal("absent"))
+		}
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)) }).Should(BeTrue())
+	})
+
+	It("serves the healthy clusters when one has no execution namespace, and names that cluster", func() {
+		ns := newNamespace()
+		d := deployment(ns, "cache")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "cache-deployment", "id-1", d, "member1", "member9", "member2"))).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-1"))
+		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-1"))
+		Eventually(eventsOn(ns, "ResourceBinding", "cache-deployment")).Should(ContainElement(And(
+			ContainSubstring("Warning SyncWorkFailed: cluster member9: work karmada-es-member9/"),
+			ContainSubstring(`namespaces "karmada-es-member9" not found`))))
+
+		// Once the namespace exists the retries get member9 its Work without help.
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-member9"}})).To(Succeed())
+		Eventually(workState(workKey("member9", d))).Should(Equal("live:id-1"))
+	})
+
+	It("leaves every field of the binding it does not own as it was", func() {
+		ns := newNamespace()
+		d := deployment(ns, "kept")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		rb := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+			"metadata": map[string]any{
+				"name": "kept-deployment", "namespace": ns,
+				"labels":      map[string]any{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1", "team": "a"},
+				"annotations": map[string]any{"example.com/note": "keep me"},
+				"finalizers":  []any{"example.com/other"},
+			},
+			"spec": map[string]any{
+				"resource": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "namespace": ns, "name": "kept",
+					"resourceVersion": "42"},
+				"replicas":      int64(2),
+				"clusters":      []any{map[string]any{"name": "member1", "replicas": int64(2)}},
+				"schedulerName": "default-scheduler",
+				"replicaRequirements": map[string]any{
+					"resourceRequest":   map[string]any{"cpu": "100m"},
+					"priorityClassName": "high",
+				},
+				"failover": map[string]any{"application": map[string]any{
+					"decisionConditions": map[string]any{"tolerationSeconds": int64(30)},
+					"purgeMode":          "Gracefully",
+				}},
+				"rescheduleTriggeredAt": "2026-12-01T10:00:00Z",
+				"schedulePriority":      map[string]any{"priority": int64(7)},
+			},
+		}}
+		Expect(k8s.Create(ctx, rb)).To(Succeed())
+		status := map[string]any{
+			"schedulerObservedGeneration": int64(1),
+			"conditions": []any{map[string]any{"type": "Scheduled", "status": "True", "reason": "Success",
+				"message": "Binding has been scheduled successfully.", "lastTransitionTime": "2026-12-01T10:00:00Z"}},
+			"aggregatedStatus": []any{map[string]any{"clusterName": "member1", "applied": true, "health": "Healthy",
+				"status": map[string]any{"readyReplicas": int64(2)}}},
+		}
+		// The controller may add its finalizer at any moment: write the status as Karmada's
+		// scheduler would, retrying on conflict.
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+				return err
+			}
+			rb.Object["status"] = status
+			return k8s.Status().Update(ctx, rb)
+		})).To(Succeed())
+		before := rb.DeepCopy()
+
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-1"))
+		after := &unstructured.Unstructured{}
+		after.SetGroupVersionKind(schema.GroupVersionKind{Group: "work.karmada.io", Version: "v1alpha2", Kind: "ResourceBinding"})
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), after)).To(Succeed())
+		Expect(after.GetFinalizers()).To(ConsistOf("example.com/other", workv1alpha2.BindingControllerFinalizer))
+		Expect(after.Object["spec"]).To(Equal(before.Object["spec"]))
+		Expect(after.Object["status"]).To(Equal(before.Object["status"]))
+		Expect(after.GetLabels()).To(Equal(before.GetLabels()))
+		Expect(after.GetAnnotations()).To(Equal(before.GetAnnotations()))
+	})
+
+	It("syncs a ClusterResourceBinding of a cluster-scoped template and cleans up after it", func() {
+		role := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "it:reader"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}},
+		}
+		Expect(k8s.Create(ctx, role)).To(Succeed())
+		crb := &workv1alpha2.ClusterResourceBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "it-reader-clusterrole",
+				Labels: map[string]string{workv1alpha2.ClusterResourceBindingPermanentIDLabel: "crb-1"}},
+			Spec: workv1alpha2.ResourceBindingSpec{
+				Resource: workv1alpha2.ObjectReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "it:reader"},
+				Clusters: []workv1alpha2.TargetCluster{{Name: "member1"}, {Name: "member2"}},
+			},
+		}
+		Expect(k8s.Create(ctx, crb)).To(Succeed())
+		keys := []types.NamespacedName{}
+		for _, m := range []string{"member1", "member2"} {
+			key := types.NamespacedName{Namespace: names.ExecutionNamespace(m), Name: names.WorkName("ClusterRole", "", "it:reader")}
+			keys = append(keys, key)
+			Eventually(func() *workv1alpha1.Work { return getWork(key) }).ShouldNot(BeNil())
+			w := getWork(key)
+			Expect(w.Labels).To(HaveKeyWithValue(workv1alpha2.ClusterResourceBindingPermanentIDLabel, "crb-1"))
+			Expect(w.Annotations).To(HaveKeyWithValue(workv1alpha2.ClusterResourceBindingNameAnnotation, "it-reader-clusterrole"))
+		}
+		Eventually(func() []string {
+			_ = k8s.Get(ctx, client.ObjectKeyFromObject(crb), crb)
+			return crb.Finalizers
+		}).Should(ContainElement(workv1alpha2.ClusterResourceBindingControllerFinalizer))
+		Expect(k8s.Delete(ctx, crb)).To(Succeed())
+		for _, key := range keys {
+			Eventually(func() *workv1alpha1.Work { return getWork(key) }).Should(BeNil())
+		}
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(crb), crb)) }).Should(BeTrue())
+	})
+
+	It("restores a Work removed by hand", func() {
+		ns := newNamespace()
+		d := deployment(ns, "restored")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "restored-deployment", "id-1", d, "member1"))).To(Succeed())
+		key := workKey("member1", d)
+		Eventually(workState(key)).Should(Equal("live:id-1"))
+		w := getWork(key)
+		Expect(k8s.Delete(ctx, w)).To(Succeed())
+		Eventually(func() bool {
+			now := getWork(key)
+			return now != nil && now.UID != w.UID && now.DeletionTimestamp == nil
+		}).Should(BeTrue())
+	})
+})
