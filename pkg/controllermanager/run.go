@@ -22,10 +22,6 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/bindingcontroller"
 )
 
-// Leader election holds a Lease; the deprecated core events the elector records need create.
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
-
 // Scheme returns the types the manager reads and writes.
 func Scheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
