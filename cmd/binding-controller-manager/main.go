@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -40,7 +41,10 @@ func main() {
 	if err := opts.Validate(); err != nil {
 		fail(err)
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.Zap)))
+	logger := zap.New(zap.UseFlagOptions(&opts.Zap))
+	ctrl.SetLogger(logger)
+	// client-go logs through klog; one format for everything the process prints.
+	klog.SetLogger(logger)
 	if err := controllermanager.Run(ctrl.SetupSignalHandler(), opts); err != nil {
 		fail(err)
 	}

@@ -2,6 +2,7 @@ package bindingcontroller
 
 import (
 	"fmt"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,12 +53,14 @@ type scope struct {
 	kind
 	obj     client.Object
 	binding render.Binding
+	started time.Time
 }
 
 func newScope(k kind, obj client.Object) *scope {
 	return &scope{
-		kind: k,
-		obj:  obj,
+		kind:    k,
+		obj:     obj,
+		started: time.Now(),
 		binding: render.Binding{
 			Kind:        k.BindingKind,
 			Namespace:   obj.GetNamespace(),

@@ -23,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/binding-controller/binding-controller/pkg/apis"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
@@ -153,39 +155,47 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 		clusters []string
 		failing  []string
 		wantErr  string
+		reason   string // of the failing clusters, as the failure counter labels it
 	}{
 		{
 			name: "terminating work", objs: []client.Object{terminatingWork("member1")},
 			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member1"},
-			wantErr: "work karmada-es-member1/nginx-687f7fb96f is being deleted",
+			wantErr: "work karmada-es-member1/nginx-687f7fb96f is being deleted", reason: "WorkBeingDeleted",
 		},
 		{
 			name: "two terminating works", objs: []client.Object{terminatingWork("member1"), terminatingWork("member2")},
 			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member1", "member2"},
 			wantErr: "[work karmada-es-member1/nginx-687f7fb96f is being deleted, work karmada-es-member2/nginx-687f7fb96f is being deleted]",
+			reason:  "WorkBeingDeleted",
 		},
 		{
 			name:     "missing execution namespace",
 			funcs:    rejectCreatesIn("karmada-es-member2", apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "karmada-es-member2")),
 			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member2"},
 			wantErr: `cluster member2: work karmada-es-member2/nginx-687f7fb96f: creating: namespaces "karmada-es-member2" not found`,
+			reason:  "NotFound",
 		},
 		{
 			name:     "write rejected by the API server",
 			funcs:    rejectCreatesIn("karmada-es-member3", apierrors.NewForbidden(worksGR, seedWorkName, errors.New("denied by admission policy"))),
 			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member3"},
-			wantErr: "cluster member3: work karmada-es-member3/nginx-687f7fb96f: creating: ",
+			wantErr: "cluster member3: work karmada-es-member3/nginx-687f7fb96f: creating: ", reason: "Forbidden",
 		},
 		{
 			name:     "render error for one cluster",
 			clusters: []string{"member1", "Bad_Cluster", "member3"}, failing: []string{"Bad_Cluster"},
 			wantErr: `cluster Bad_Cluster: rendering work: cluster name "Bad_Cluster" does not form a valid execution namespace`,
+			reason:  "RenderFailed",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := append([]client.Object{seedDeployment(), seedBinding(tc.clusters...)}, tc.objs...)
 			h := newHarness(t, tc.funcs, objs...)
+			failuresBefore := map[string]float64{}
+			for _, f := range tc.failing {
+				failuresBefore[f] = testutil.ToFloat64(clusterSyncFailures.WithLabelValues(f, tc.reason))
+			}
 			err := h.reconcile()
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want one containing %q", err, tc.wantErr)
@@ -200,6 +210,11 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 				}
 				if failing && !strings.Contains(err.Error(), c) {
 					t.Errorf("error %q does not name failing cluster %s", err, c)
+				}
+				if failing {
+					if got := testutil.ToFloat64(clusterSyncFailures.WithLabelValues(c, tc.reason)) - failuresBefore[c]; got != 1 {
+						t.Errorf("failure counter {cluster=%s, reason=%s} rose by %v, want 1", c, tc.reason, got)
+					}
 				}
 			}
 			evs := strings.Join(h.events(), "\n")

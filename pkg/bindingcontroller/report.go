@@ -27,7 +27,9 @@ const maxEventNote = 1024
 // healthy clusters already have their Works.
 func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, results []workapply.Result) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
-	if err := workapply.Aggregate(results); err != nil {
+	err := workapply.Aggregate(results)
+	observe(s, results, err != nil)
+	if err != nil {
 		message := err.Error()
 		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, message),
 			"failedClusters", failedClusters(results))
@@ -44,6 +46,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 
 // reportInputError tells the user a binding cannot be synced as written.
 func (r *Reconciler) reportInputError(ctx context.Context, s *scope, err error) {
+	observe(s, nil, true)
 	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, err.Error()),
 		"retry", "when the binding changes")
 	r.event(s.obj, nil, corev1.EventTypeWarning, ReasonSyncWorkFailed, err.Error())

@@ -115,8 +115,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 		target := targets[i]
 		desired, err := render.Work(s.binding, template, target)
 		if err != nil {
-			results[i] = workapply.Result{Cluster: target.Cluster, Outcome: workapply.Failed,
-				Err: fmt.Errorf("cluster %s: rendering work: %w", target.Cluster, err)}
+			results[i] = workapply.RenderFailed(target.Cluster, err)
 			return
 		}
 		results[i] = applier.Apply(ctx, target.Cluster, desired)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/binding-controller/binding-controller/pkg/bindingcontroller"
@@ -71,6 +72,8 @@ func NewOptions() *Options {
 		HealthProbeBindAddress:       ":8081",
 		GracefulShutdownTimeout:      30 * time.Second,
 		APIServerCheckTimeout:        15 * time.Second,
+		// A failed sync is an expected, reported event, not a bug: no stack traces for it.
+		Zap: zap.Options{StacktraceLevel: zapcore.PanicLevel},
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
@@ -36,6 +38,51 @@ type Result struct {
 // Wrote tells whether the result changed anything on the API server.
 func (r Result) Wrote() bool {
 	return r.Outcome == Created || r.Outcome == Updated || r.Outcome == Deleted
+}
+
+// Failure reasons, as metrics and conditions name them. Errors from the API server are
+// named by their status reason (Forbidden, NotFound, Invalid, …).
+const (
+	ReasonWorkBeingDeleted = "WorkBeingDeleted"
+	ReasonWorkNotOwned     = "WorkNotOwned"
+	ReasonRenderFailed     = "RenderFailed"
+	ReasonUnknown          = "Unknown"
+)
+
+// Reason names why the cluster failed, or "" when it did not.
+func (r Result) Reason() string {
+	var notOwned *NotOwnedError
+	var render *RenderError
+	switch {
+	case r.Err == nil:
+		return ""
+	case IsBeingDeleted(r.Err):
+		return ReasonWorkBeingDeleted
+	case errors.As(r.Err, &notOwned):
+		return ReasonWorkNotOwned
+	case errors.As(r.Err, &render):
+		return ReasonRenderFailed
+	}
+	if reason := apierrors.ReasonForError(r.Err); reason != metav1.StatusReasonUnknown {
+		return string(reason)
+	}
+	return ReasonUnknown
+}
+
+// RenderError says the cluster's Work could not be rendered, so nothing was written.
+type RenderError struct {
+	Cluster string
+	Err     error
+}
+
+func (e *RenderError) Error() string {
+	return fmt.Sprintf("cluster %s: rendering work: %v", e.Cluster, e.Err)
+}
+func (e *RenderError) Unwrap() error { return e.Err }
+
+// RenderFailed is the result for a cluster whose Work could not be rendered.
+func RenderFailed(cluster string, err error) Result {
+	return Result{Cluster: cluster, Outcome: Failed, Err: &RenderError{Cluster: cluster, Err: err}}
 }
 
 // BeingDeletedError says a Work cannot be written because it is terminating.
