@@ -36,10 +36,10 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs (config/crd/bases) and RBAC (confi
 	$(CONTROLLER_GEN) rbac:roleName=binding-controller-manager paths=./pkg/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify-generated
-verify-generated: manifests generate ## Fail when generated files are stale.
-	@if [ -n "$$(git status --porcelain -- pkg/apis config)" ]; then \
+verify-generated: manifests generate ## Fail when generated files differ from what is in git (staged counts).
+	@if ! git diff --quiet -- pkg/apis config || [ -n "$$(git ls-files --others --exclude-standard -- pkg/apis config)" ]; then \
 	  echo "generated files are stale; run 'make manifests generate' and commit:"; \
-	  git status --porcelain -- pkg/apis config; git --no-pager diff --stat -- pkg/apis config; exit 1; fi
+	  git --no-pager diff --stat -- pkg/apis config; git ls-files --others --exclude-standard -- pkg/apis config; exit 1; fi
 
 .PHONY: fmt
 fmt: ## go fmt.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
@@ -16,9 +17,10 @@ type kind struct {
 	render.BindingKind
 	finalizer string
 	// logName is how Karmada's messages name this kind, e.g. resourceBinding(ns/name).
-	logName   string
-	newObject func() client.Object
-	specOf    func(client.Object) *workv1alpha2.ResourceBindingSpec
+	logName      string
+	newObject    func() client.Object
+	specOf       func(client.Object) *workv1alpha2.ResourceBindingSpec
+	conditionsOf func(client.Object) *[]metav1.Condition
 }
 
 var resourceBinding = kind{
@@ -29,6 +31,9 @@ var resourceBinding = kind{
 	specOf: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
 		return &o.(*workv1alpha2.ResourceBinding).Spec
 	},
+	conditionsOf: func(o client.Object) *[]metav1.Condition {
+		return &o.(*workv1alpha2.ResourceBinding).Status.Conditions
+	},
 }
 
 var clusterResourceBinding = kind{
@@ -38,6 +43,9 @@ var clusterResourceBinding = kind{
 	newObject:   func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
 	specOf: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
 		return &o.(*workv1alpha2.ClusterResourceBinding).Spec
+	},
+	conditionsOf: func(o client.Object) *[]metav1.Condition {
+		return &o.(*workv1alpha2.ClusterResourceBinding).Status.Conditions
 	},
 }
 

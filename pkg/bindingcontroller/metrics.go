@@ -27,6 +27,11 @@ var (
 		Help: "Per-cluster Work sync failures, by cluster and reason (WorkBeingDeleted, WorkNotOwned, RenderFailed, or the API server's status reason).",
 	}, []string{"cluster", "reason"})
 
+	blockedBindingsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "binding_controller_blocked_bindings",
+		Help: "Bindings whose Work in this cluster cannot be written because an earlier Work of the same name is still being deleted.",
+	}, []string{"cluster"})
+
 	workWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "binding_controller_work_writes_total",
 		Help: "Works handled, by operation: create, update, delete, or unchanged (nothing written).",
@@ -34,7 +39,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(syncDuration, clusterSyncFailures, workWrites)
+	metrics.Registry.MustRegister(syncDuration, clusterSyncFailures, blockedBindingsGauge, workWrites)
 }
 
 var operationOf = map[workapply.Outcome]string{

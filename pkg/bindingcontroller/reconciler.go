@@ -5,7 +5,9 @@ package bindingcontroller
 
 import (
 	"context"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +34,31 @@ type Reconciler struct {
 	Kind render.BindingKind
 	// ClusterSyncConcurrency bounds how many clusters of one binding are written at once.
 	ClusterSyncConcurrency int
+	// BlockedWorkRecheckInterval is how long a binding whose only failures are blocked
+	// clusters waits before it looks again, should the Work's deletion event be missed.
+	BlockedWorkRecheckInterval time.Duration
+	// StuckWorkWarningAfter is how long a cluster may stay blocked before one
+	// WorkStuckDeleting event is raised.
+	StuckWorkWarningAfter time.Duration
+
+	blocked *blockedBindings
+	stuck   *stuckWarnings
+}
+
+// NewReconciler returns a Reconciler for kind with the given settings; zero durations
+// take their defaults (30s recheck, 5m stuck warning).
+func NewReconciler(r Reconciler) *Reconciler {
+	if r.BlockedWorkRecheckInterval <= 0 {
+		r.BlockedWorkRecheckInterval = 30 * time.Second
+	}
+	if r.StuckWorkWarningAfter <= 0 {
+		r.StuckWorkWarningAfter = 5 * time.Minute
+	}
+	if r.blocked == nil {
+		r.blocked = newBlockedBindings()
+	}
+	r.stuck = newStuckWarnings()
+	return &r
 }
 
 // Reconcile only fetches and dispatches; the phases live in sync.go and delete.go.
@@ -39,6 +66,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	k := kindOf(r.Kind)
 	obj := k.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone: it blocks no cluster any more.
+			r.blocked.record(bindingIndexValue(k.BindingKind, req.Namespace, req.Name), nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s := newScope(k, obj)

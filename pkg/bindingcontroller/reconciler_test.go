@@ -2,10 +2,12 @@ package bindingcontroller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -103,12 +105,13 @@ func newHarness(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *h
 	mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
 	cl := fake.NewClientBuilder().WithScheme(s).WithRESTMapper(mapper).
 		WithObjects(objs...).
+		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}).
 		WithIndex(&workv1alpha1.Work{}, workByBindingIndex, indexWorkByBinding).
 		WithInterceptorFuncs(funcs).Build()
 	rec := events.NewFakeRecorder(100)
-	return &harness{t: t, client: cl, recorder: rec, r: &Reconciler{
+	return &harness{t: t, client: cl, recorder: rec, r: NewReconciler(Reconciler{
 		Client: cl, APIReader: cl, Recorder: rec, Kind: render.ResourceBindingKind, ClusterSyncConcurrency: 4,
-	}}
+	})}
 }
 
 func (h *harness) reconcile() error {
@@ -121,6 +124,14 @@ func (h *harness) liveWork(cluster string) bool {
 	w := &workv1alpha1.Work{}
 	err := h.client.Get(context.Background(), types.NamespacedName{Namespace: "karmada-es-" + cluster, Name: seedWorkName}, w)
 	return err == nil && w.DeletionTimestamp == nil
+}
+
+func (h *harness) worksSynced() *metav1.Condition {
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := h.client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}, rb); err != nil {
+		h.t.Fatal(err)
+	}
+	return meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.ConditionWorksSynced)
 }
 
 func (h *harness) events() []string {
@@ -156,36 +167,45 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 		failing  []string
 		wantErr  string
 		reason   string // of the failing clusters, as the failure counter labels it
+		// condition is the WorksSynced message; blocked-only syncs wait for the Work's
+		// deletion instead of returning an error.
+		condition string
 	}{
 		{
 			name: "terminating work", objs: []client.Object{terminatingWork("member1")},
 			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member1"},
 			wantErr: "work karmada-es-member1/nginx-687f7fb96f is being deleted", reason: "WorkBeingDeleted",
+			condition: "2/3 clusters synced; member1: work karmada-es-member1/nginx-687f7fb96f is being deleted",
 		},
 		{
 			name: "two terminating works", objs: []client.Object{terminatingWork("member1"), terminatingWork("member2")},
 			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member1", "member2"},
 			wantErr: "[work karmada-es-member1/nginx-687f7fb96f is being deleted, work karmada-es-member2/nginx-687f7fb96f is being deleted]",
 			reason:  "WorkBeingDeleted",
+			condition: "1/3 clusters synced; member1: work karmada-es-member1/nginx-687f7fb96f is being deleted; " +
+				"member2: work karmada-es-member2/nginx-687f7fb96f is being deleted",
 		},
 		{
 			name:     "missing execution namespace",
 			funcs:    rejectCreatesIn("karmada-es-member2", apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "karmada-es-member2")),
 			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member2"},
-			wantErr: `cluster member2: work karmada-es-member2/nginx-687f7fb96f: creating: namespaces "karmada-es-member2" not found`,
-			reason:  "NotFound",
+			wantErr:   `cluster member2: work karmada-es-member2/nginx-687f7fb96f: creating: namespaces "karmada-es-member2" not found`,
+			reason:    "NotFound",
+			condition: `2/3 clusters synced; member2: work karmada-es-member2/nginx-687f7fb96f: creating: namespaces "karmada-es-member2" not found`,
 		},
 		{
 			name:     "write rejected by the API server",
 			funcs:    rejectCreatesIn("karmada-es-member3", apierrors.NewForbidden(worksGR, seedWorkName, errors.New("denied by admission policy"))),
 			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member3"},
 			wantErr: "cluster member3: work karmada-es-member3/nginx-687f7fb96f: creating: ", reason: "Forbidden",
+			condition: "2/3 clusters synced; member3: work karmada-es-member3/nginx-687f7fb96f: creating: ",
 		},
 		{
 			name:     "render error for one cluster",
 			clusters: []string{"member1", "Bad_Cluster", "member3"}, failing: []string{"Bad_Cluster"},
-			wantErr: `cluster Bad_Cluster: rendering work: cluster name "Bad_Cluster" does not form a valid execution namespace`,
-			reason:  "RenderFailed",
+			wantErr:   `cluster Bad_Cluster: rendering work: cluster name "Bad_Cluster" does not form a valid execution namespace`,
+			reason:    "RenderFailed",
+			condition: `2/3 clusters synced; Bad_Cluster: rendering work: cluster name "Bad_Cluster"`,
 		},
 	}
 	for _, tc := range cases {
@@ -196,9 +216,19 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 			for _, f := range tc.failing {
 				failuresBefore[f] = testutil.ToFloat64(clusterSyncFailures.WithLabelValues(f, tc.reason))
 			}
-			err := h.reconcile()
+			res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
+			if tc.reason == "WorkBeingDeleted" {
+				if err != nil || res.RequeueAfter != 30*time.Second {
+					t.Fatalf("Reconcile = %v, %v; a binding blocked only by terminating Works must wait for them, with a 30s recheck", res, err)
+				}
+				err = errors.New(strings.Join(h.events(), "\n"))
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Reconcile error = %v, want one containing %q", err, tc.wantErr)
+			}
+			cond := h.worksSynced()
+			if cond == nil || cond.Status != metav1.ConditionFalse || !strings.HasPrefix(cond.Message, tc.condition) {
+				t.Errorf("WorksSynced = %+v, want False with message starting %q", cond, tc.condition)
 			}
 			for _, c := range tc.clusters {
 				failing := false
@@ -217,9 +247,11 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 					}
 				}
 			}
-			evs := strings.Join(h.events(), "\n")
-			if !strings.Contains(evs, "Warning SyncWorkFailed") || !strings.Contains(evs, tc.wantErr) {
-				t.Errorf("events %q lack a SyncWorkFailed warning carrying %q", evs, tc.wantErr)
+			if tc.reason != "WorkBeingDeleted" {
+				evs := strings.Join(h.events(), "\n")
+				if !strings.Contains(evs, "Warning SyncWorkFailed") || !strings.Contains(evs, tc.wantErr) {
+					t.Errorf("events %q lack a SyncWorkFailed warning carrying %q", evs, tc.wantErr)
+				}
 			}
 		})
 	}
@@ -351,22 +383,35 @@ func TestDeletionDeletesWorksThenReleasesFinalizer(t *testing.T) {
 }
 
 func TestFinalizerPatchTouchesNothingElse(t *testing.T) {
-	var patches []string
+	var patches, statusPatches []string
 	h := newHarness(t, interceptor.Funcs{
 		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			data, _ := patch.Data(obj)
 			patches = append(patches, string(data))
 			return cl.Patch(ctx, obj, patch, opts...)
 		},
+		SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			statusPatches = append(statusPatches, string(data))
+			return cl.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
 	}, seedDeployment(), seedBinding("member1"))
 	if err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	if len(patches) != 1 {
-		t.Fatalf("patches %q, want one", patches)
+	if len(patches) != 1 || len(statusPatches) != 1 {
+		t.Fatalf("patches %q and status patches %q, want one each", patches, statusPatches)
 	}
 	want := fmt.Sprintf(`{"metadata":{"finalizers":["%s"],"resourceVersion":`, workv1alpha2.BindingControllerFinalizer)
 	if !strings.HasPrefix(patches[0], want) || strings.Contains(patches[0], "spec") {
 		t.Fatalf("patch %s, want only finalizers guarded by resourceVersion", patches[0])
+	}
+	var status map[string]any
+	if err := json.Unmarshal([]byte(statusPatches[0]), &status); err != nil {
+		t.Fatal(err)
+	}
+	if len(status) != 2 || status["status"] == nil || len(status["status"].(map[string]any)) != 1 ||
+		status["metadata"].(map[string]any)["resourceVersion"] == nil {
+		t.Fatalf("status patch %s, want only status.conditions guarded by resourceVersion", statusPatches[0])
 	}
 }

@@ -22,34 +22,50 @@ const (
 // maxEventNote is the longest note events.k8s.io accepts.
 const maxEventNote = 1024
 
-// report tells the user how the sync went: a log line and events on the binding and its
-// template. A failure is returned so the binding is requeued with backoff, while the
-// healthy clusters already have their Works.
-func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, results []workapply.Result) (ctrl.Result, error) {
+// report tells the user how the sync went: the WorksSynced condition, a log line and
+// events on the binding and its template, metrics. A failure is returned so the binding
+// is requeued with backoff, while the healthy clusters already have their Works — except
+// when every failure is a cluster blocked by a terminating Work: retrying cannot help
+// until that Work is gone, and its deletion event requeues the binding at once, so it
+// only gets a slow safety recheck and does not climb the backoff ladder.
+func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
 	err := workapply.Aggregate(results)
 	observe(s, results, err != nil)
+	r.blocked.record(s.indexKey(), blockedClusters(results))
+	conditionErr := r.setCondition(ctx, s, worksSynced(targets, results))
+	stuckDue := r.warnStuck(ctx, s, results)
+
 	if err != nil {
 		message := err.Error()
 		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, message),
 			"failedClusters", failedClusters(results))
 		r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, message)
+		if onlyBlocked(results) && conditionErr == nil {
+			recheck := r.BlockedWorkRecheckInterval
+			if stuckDue > 0 && stuckDue < recheck {
+				recheck = stuckDue
+			}
+			return ctrl.Result{RequeueAfter: recheck}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	if wrote(results) {
 		message := fmt.Sprintf("Sync work of %s successful.", s)
-		logger.Info(message, "clusters", len(results))
+		logger.Info(message, "clusters", targets)
 		r.event(s.obj, template, corev1.EventTypeNormal, ReasonSyncWorkSucceed, message)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, conditionErr
 }
 
-// reportInputError tells the user a binding cannot be synced as written.
-func (r *Reconciler) reportInputError(ctx context.Context, s *scope, err error) {
+// reportUnsyncable tells the user a binding cannot be synced as it stands; retrying will
+// not help, so it waits for the binding to change.
+func (r *Reconciler) reportUnsyncable(ctx context.Context, s *scope, err error) error {
 	observe(s, nil, true)
 	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, err.Error()),
 		"retry", "when the binding changes")
 	r.event(s.obj, nil, corev1.EventTypeWarning, ReasonSyncWorkFailed, err.Error())
+	return r.setCondition(ctx, s, syncFailed(err))
 }
 
 // event records on the binding and, when there is one, on its resource template, so a

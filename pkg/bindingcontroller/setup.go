@@ -71,6 +71,13 @@ type Options struct {
 	// ClusterSyncConcurrency bounds how many clusters of one binding are written at once. Default 8.
 	ClusterSyncConcurrency int
 	RateLimiter            RateLimiterOptions
+	// BlockedWorkRecheckInterval: see Reconciler. Default 30s.
+	BlockedWorkRecheckInterval time.Duration
+	// StuckWorkWarningAfter: see Reconciler. Default 5m.
+	StuckWorkWarningAfter time.Duration
+	// DisableWorkWatch leaves recovery to the retry backoff alone, as Karmada's controller
+	// does. Only for measuring what the watch buys (make bench-recovery).
+	DisableWorkWatch bool
 }
 
 // Setup registers the Work index and the enabled binding controllers with mgr.
@@ -81,6 +88,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.ClusterSyncConcurrency <= 0 {
 		opts.ClusterSyncConcurrency = 8
 	}
+	// One tracker for both kinds: they report into the same per-cluster gauge.
+	blocked := newBlockedBindings()
 	for _, c := range []struct {
 		name    string
 		kind    render.BindingKind
@@ -95,28 +104,34 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		if c.workers <= 0 {
 			c.workers = 5
 		}
-		r := &Reconciler{
-			Client:                 mgr.GetClient(),
-			APIReader:              mgr.GetAPIReader(),
-			Recorder:               mgr.GetEventRecorder("binding-controller"),
-			Kind:                   c.kind,
-			ClusterSyncConcurrency: opts.ClusterSyncConcurrency,
-		}
-		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter)); err != nil {
+		r := NewReconciler(Reconciler{
+			Client:                     mgr.GetClient(),
+			APIReader:                  mgr.GetAPIReader(),
+			Recorder:                   mgr.GetEventRecorder("binding-controller"),
+			Kind:                       c.kind,
+			ClusterSyncConcurrency:     opts.ClusterSyncConcurrency,
+			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,
+			StuckWorkWarningAfter:      opts.StuckWorkWarningAfter,
+			blocked:                    blocked,
+		})
+		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
 		}
 	}
 	return nil
 }
 
-func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int, limiter workqueue.TypedRateLimiter[reconcile.Request]) error {
+func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int,
+	limiter workqueue.TypedRateLimiter[reconcile.Request], watchWorks bool) error {
 	k := kindOf(r.Kind)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, finalizingPredicate()))).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter})
+	if watchWorks {
+		b = b.Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged()))
+	}
+	return b.Complete(r)
 }
 
 // bindingOfWork maps a Work to the binding of this reconciler's kind that owns it.

@@ -32,21 +32,20 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		// The binding outlived its template, or the template is not there yet; a retry
 		// would find the same. The binding changes when the template comes back.
 		logger.Info("Resource template not found; nothing to sync until the binding changes", "resource", err.Error())
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.setCondition(ctx, s, syncFailed(fmt.Errorf("resource template not found: %w", err)))
 	case isInputError(err):
-		r.reportInputError(ctx, s, err)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.reportUnsyncable(ctx, s, err)
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("fetching resource template of %s: %w", s, err)
 	}
 
 	results := r.ensureWorks(ctx, s, template)
+	targets := len(results)
 	orphans, err := r.removeOrphanWorks(ctx, s, template)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	results = append(results, orphans...)
-	return r.report(ctx, s, template, results)
+	return r.report(ctx, s, template, targets, append(results, orphans...))
 }
 
 // inputError is a binding that cannot be synced as it stands; retrying will not help.

@@ -31,6 +31,9 @@ type Options struct {
 	ClusterResourceBindingWorkers int
 	ClusterSyncConcurrency        int
 	RateLimiter                   bindingcontroller.RateLimiterOptions
+	BlockedWorkRecheckInterval    time.Duration
+	StuckWorkWarningAfter         time.Duration
+	WatchWorks                    bool
 
 	KubeAPIQPS   float64
 	KubeAPIBurst int
@@ -60,6 +63,9 @@ func NewOptions() *Options {
 		RateLimiter: bindingcontroller.RateLimiterOptions{
 			BaseDelay: 5 * time.Millisecond, MaxDelay: 1000 * time.Second, QPS: 10, BucketSize: 100,
 		},
+		BlockedWorkRecheckInterval:   30 * time.Second,
+		StuckWorkWarningAfter:        5 * time.Minute,
+		WatchWorks:                   true,
 		KubeAPIQPS:                   500,
 		KubeAPIBurst:                 1000,
 		LeaderElect:                  true,
@@ -99,6 +105,13 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"Longest retry delay of a binding whose sync keeps failing.")
 	fs.Float64Var(&o.RateLimiter.QPS, "rate-limiter-qps", o.RateLimiter.QPS, "Overall retry rate of failed syncs, per second.")
 	fs.IntVar(&o.RateLimiter.BucketSize, "rate-limiter-bucket-size", o.RateLimiter.BucketSize, "Overall retry burst of failed syncs.")
+	fs.DurationVar(&o.BlockedWorkRecheckInterval, "blocked-work-recheck-interval", o.BlockedWorkRecheckInterval,
+		"How often a binding blocked only by terminating Works looks again, in case the Work's deletion event was missed.")
+	fs.DurationVar(&o.StuckWorkWarningAfter, "stuck-work-warning-after", o.StuckWorkWarningAfter,
+		"How long a cluster may stay blocked by a terminating Work before one WorkStuckDeleting Warning event names it.")
+	fs.BoolVar(&o.WatchWorks, "watch-works", o.WatchWorks,
+		"Watch the Works the controller manages, so a deleted or edited Work re-syncs its binding at once. "+
+			"Turning it off leaves recovery to the retry backoff, as in Karmada; only for comparison.")
 	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
 		"Client-side request rate limit towards the API server, per second. A negative value turns client-side throttling off.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Client-side request burst towards the API server.")
@@ -134,6 +147,14 @@ func (o *Options) Validate() error {
 		"--concurrent-cluster-resourcebinding-syncs": o.ClusterResourceBindingWorkers,
 		"--cluster-sync-concurrency":                 o.ClusterSyncConcurrency,
 		"--rate-limiter-bucket-size":                 o.RateLimiter.BucketSize,
+	}
+	for name, d := range map[string]time.Duration{
+		"--blocked-work-recheck-interval": o.BlockedWorkRecheckInterval,
+		"--stuck-work-warning-after":      o.StuckWorkWarningAfter,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
 	}
 	for _, name := range sortedNames(positive) {
 		if positive[name] <= 0 {

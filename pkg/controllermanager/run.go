@@ -110,6 +110,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		ClusterResourceBindingWorkers: o.ClusterResourceBindingWorkers,
 		ClusterSyncConcurrency:        o.ClusterSyncConcurrency,
 		RateLimiter:                   o.RateLimiter,
+		BlockedWorkRecheckInterval:    o.BlockedWorkRecheckInterval,
+		StuckWorkWarningAfter:         o.StuckWorkWarningAfter,
+		DisableWorkWatch:              !o.WatchWorks,
 	}); err != nil {
 		return nil, err
 	}

@@ -93,7 +93,8 @@ func (a *Applier) update(ctx context.Context, existing, desired *workv1alpha1.Wo
 		first = false
 		if existing.DeletionTimestamp != nil {
 			outcome = Blocked
-			return &BeingDeletedError{Work: client.ObjectKeyFromObject(existing)}
+			return &BeingDeletedError{Work: client.ObjectKeyFromObject(existing), UID: existing.UID,
+				Since: existing.DeletionTimestamp.Time, Finalizers: slices.Clone(existing.Finalizers)}
 		}
 		if err := checkOwner(existing, desired); err != nil {
 			outcome = Failed

@@ -6,6 +6,7 @@ package workapply
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,6 +89,10 @@ func RenderFailed(cluster string, err error) Result {
 // BeingDeletedError says a Work cannot be written because it is terminating.
 type BeingDeletedError struct {
 	Work types.NamespacedName
+	UID  types.UID
+	// Since is when its deletion began; Finalizers are what still holds it.
+	Since      time.Time
+	Finalizers []string
 }
 
 func (e *BeingDeletedError) Error() string {
@@ -96,8 +101,15 @@ func (e *BeingDeletedError) Error() string {
 
 // IsBeingDeleted tells whether err, or an error it wraps, is a BeingDeletedError.
 func IsBeingDeleted(err error) bool {
+	_, ok := AsBeingDeleted(err)
+	return ok
+}
+
+// AsBeingDeleted returns the BeingDeletedError in err's chain.
+func AsBeingDeleted(err error) (*BeingDeletedError, bool) {
 	var target *BeingDeletedError
-	return errors.As(err, &target)
+	ok := errors.As(err, &target)
+	return target, ok
 }
 
 // NotOwnedError says a Work of the desired name exists but belongs to someone else; it is

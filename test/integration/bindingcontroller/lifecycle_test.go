@@ -104,31 +104,46 @@ var _ = Describe("Binding lifecycle", func() {
 			},
 		}}
 		Expect(k8s.Create(ctx, rb)).To(Succeed())
-		status := map[string]any{
-			"schedulerObservedGeneration": int64(1),
-			"conditions": []any{map[string]any{"type": "Scheduled", "status": "True", "reason": "Success",
-				"message": "Binding has been scheduled successfully.", "lastTransitionTime": "2026-12-01T10:00:00Z"}},
-			"aggregatedStatus": []any{map[string]any{"clusterName": "member1", "applied": true, "health": "Healthy",
-				"status": map[string]any{"readyReplicas": int64(2)}}},
-		}
-		// The controller may add its finalizer at any moment: write the status as Karmada's
-		// scheduler would, retrying on conflict.
+		scheduled := map[string]any{"type": "Scheduled", "status": "True", "reason": "Success",
+			"message": "Binding has been scheduled successfully.", "lastTransitionTime": "2026-12-01T10:00:00Z"}
+		// The controller may add its finalizer and condition at any moment: write the status
+		// as a well-behaved scheduler would, keeping conditions it does not own and retrying
+		// on conflict.
 		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
 				return err
 			}
-			rb.Object["status"] = status
+			conditions, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
+			rb.Object["status"] = map[string]any{
+				"schedulerObservedGeneration": int64(1),
+				"conditions":                  []any{scheduled},
+				"aggregatedStatus": []any{map[string]any{"clusterName": "member1", "applied": true, "health": "Healthy",
+					"status": map[string]any{"readyReplicas": int64(2)}}},
+			}
+			if c := worksSyncedOf(conditions); c != nil {
+				rb.Object["status"].(map[string]any)["conditions"] = append([]any{c}, scheduled)
+			}
 			return k8s.Status().Update(ctx, rb)
 		})).To(Succeed())
 		before := rb.DeepCopy()
 
 		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-1"))
 		after := &unstructured.Unstructured{}
-		after.SetGroupVersionKind(schema.GroupVersionKind{Group: "work.karmada.io", Version: "v1alpha2", Kind: "ResourceBinding"})
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), after)).To(Succeed())
+		Eventually(func() []any {
+			after.SetGroupVersionKind(schema.GroupVersionKind{Group: "work.karmada.io", Version: "v1alpha2", Kind: "ResourceBinding"})
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), after)).To(Succeed())
+			conditions, _, _ := unstructured.NestedSlice(after.Object, "status", "conditions")
+			return conditions
+		}).Should(HaveLen(2), "the WorksSynced condition joins the scheduler's")
 		Expect(after.GetFinalizers()).To(ConsistOf("example.com/other", workv1alpha2.BindingControllerFinalizer))
 		Expect(after.Object["spec"]).To(Equal(before.Object["spec"]))
-		Expect(after.Object["status"]).To(Equal(before.Object["status"]))
+		// Status is the same but for the controller's own condition.
+		gotStatus := after.Object["status"].(map[string]any)
+		wantStatus := before.Object["status"].(map[string]any)
+		gotStatus["conditions"] = withoutWorksSynced(gotStatus["conditions"].([]any))
+		wantStatus["conditions"] = withoutWorksSynced(wantStatus["conditions"].([]any))
+		Expect(gotStatus["conditions"]).To(HaveLen(1))
+		Expect(gotStatus).To(Equal(wantStatus))
 		Expect(after.GetLabels()).To(Equal(before.GetLabels()))
 		Expect(after.GetAnnotations()).To(Equal(before.GetAnnotations()))
 	})
@@ -183,3 +198,27 @@ var _ = Describe("Binding lifecycle", func() {
 		}).Should(BeTrue())
 	})
 })
+
+func isWorksSynced(c any) bool {
+	m, ok := c.(map[string]any)
+	return ok && m["type"] == workv1alpha2.ConditionWorksSynced
+}
+
+func withoutWorksSynced(conditions []any) []any {
+	var out []any
+	for _, c := range conditions {
+		if !isWorksSynced(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func worksSyncedOf(conditions []any) any {
+	for _, c := range conditions {
+		if isWorksSynced(c) {
+			return c
+		}
+	}
+	return nil
+}

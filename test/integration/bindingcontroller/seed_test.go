@@ -1,12 +1,16 @@
 package bindingcontroller_test
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
@@ -24,6 +28,18 @@ var _ = Describe("A cluster whose old Work is still being deleted", Ordered, fun
 		Expect(k8s.Create(ctx, binding("default", "nginx-deployment", "id-first", nginx, members...))).To(Succeed())
 	})
 
+	worksSynced := func() string {
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx-deployment"}, rb); err != nil {
+			return err.Error()
+		}
+		c := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.ConditionWorksSynced)
+		if c == nil {
+			return "none"
+		}
+		return fmt.Sprintf("%s %s: %s (generation %d/%d)", c.Status, c.Reason, c.Message, c.ObservedGeneration, rb.Generation)
+	}
+
 	It("first writes one Work named nginx-687f7fb96f into every member's execution namespace", func() {
 		for _, m := range members {
 			key := workKey(m, nginx)
@@ -37,6 +53,7 @@ var _ = Describe("A cluster whose old Work is still being deleted", Ordered, fun
 		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment")).Should(
 			ContainElement(ContainSubstring("Normal SyncWorkSucceed: Sync work of resourceBinding(default/nginx-deployment) successful.")))
 		Eventually(eventsOn("default", "Deployment", "nginx")).Should(ContainElement(ContainSubstring("Normal SyncWorkSucceed")))
+		Eventually(worksSynced).Should(Equal("True Synced: 3/3 clusters synced (generation 1/1)"))
 	})
 
 	It("keeps member1's Work terminating while member1 is disconnected and the binding is deleted", func() {
@@ -57,7 +74,18 @@ var _ = Describe("A cluster whose old Work is still being deleted", Ordered, fun
 		// member1 is back, but its old Work has not been released yet.
 		nginx = deployment("default", "nginx")
 		Expect(k8s.Create(ctx, nginx)).To(Succeed())
-		Expect(k8s.Create(ctx, binding("default", "nginx-deployment", "id-second", nginx, members...))).To(Succeed())
+		rb := binding("default", "nginx-deployment", "id-second", nginx, members...)
+		Expect(k8s.Create(ctx, rb)).To(Succeed())
+		// Karmada's scheduler owns this condition; the controller must leave it alone.
+		scheduled := metav1.Condition{Type: "Scheduled", Status: metav1.ConditionTrue, Reason: "Success",
+			Message: "Binding has been scheduled successfully.", LastTransitionTime: metav1.NewTime(time.Unix(1780000000, 0))}
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+				return err
+			}
+			meta.SetStatusCondition(&rb.Status.Conditions, scheduled)
+			return k8s.Status().Update(ctx, rb)
+		})).To(Succeed())
 
 		Eventually(workState(workKey("member2", nginx)), 5*time.Second).Should(Equal("live:id-second"))
 		Eventually(workState(workKey("member3", nginx)), 5*time.Second).Should(Equal("live:id-second"))
@@ -69,13 +97,24 @@ var _ = Describe("A cluster whose old Work is still being deleted", Ordered, fun
 		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment")).Should(
 			ContainElement("Warning SyncWorkFailed: " + failure))
 		Eventually(eventsOn("default", "Deployment", "nginx")).Should(ContainElement("Warning SyncWorkFailed: " + failure))
+		Eventually(worksSynced).Should(Equal("False PartiallySynced: 2/3 clusters synced; member1: " + failure + " (generation 1/1)"))
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)).To(Succeed())
+		got := meta.FindStatusCondition(rb.Status.Conditions, "Scheduled")
+		Expect(got).NotTo(BeNil())
+		Expect(got.Message).To(Equal(scheduled.Message))
+		Expect(got.LastTransitionTime.Time.Equal(scheduled.LastTransitionTime.Time)).To(BeTrue())
 	})
 
 	It("writes member1's new Work by itself once the old one is gone", func() {
 		// Let the retries run a while: the binding must not give up on member1.
 		Consistently(workState(workKey("member1", nginx)), 2*time.Second).Should(Equal("terminating"))
+		// Blocked past --stuck-work-warning-after (3s here): one event says which Work and what holds it.
+		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment"), 10*time.Second).Should(ContainElement(And(
+			HavePrefix("Warning WorkStuckDeleting: work karmada-es-member1/nginx-687f7fb96f has been terminating for "),
+			HaveSuffix("finalizers still holding it: [karmada.io/execution-controller]"))))
 		sim.Connect("member1")
 		Eventually(workState(workKey("member1", nginx)), 10*time.Second).Should(Equal("live:id-second"))
+		Eventually(worksSynced).Should(Equal("True Synced: 3/3 clusters synced (generation 1/1)"))
 	})
 })
 

@@ -66,6 +66,7 @@ var _ = BeforeSuite(func() {
 	opts.HealthProbeBindAddress = "0"
 	// Keep the backoff short so a retry-driven recovery shows within the test's patience.
 	opts.RateLimiter.MaxDelay = 2 * time.Second
+	opts.StuckWorkWarningAfter = 3 * time.Second
 	mgr, err := controllermanager.NewManager(ctx, cfg, opts)
 	Expect(err).NotTo(HaveOccurred())
 	stopped := make(chan struct{})
