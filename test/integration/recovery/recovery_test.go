@@ -1,0 +1,156 @@
+// Package recovery_test proves that a cluster blocked by a terminating Work recovers from
+// the Work's deletion event, not from the retry backoff: the backoff here is set so far
+// away that only the watch can explain a recovery within seconds.
+package recovery_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/controllermanager"
+	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/test/executionsim"
+)
+
+var (
+	ctx context.Context
+	k8s client.Client
+	sim *executionsim.Simulator
+)
+
+func TestRecovery(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyPollingInterval(20 * time.Millisecond)
+	RunSpecs(t, "Recovery of blocked clusters")
+}
+
+var _ = BeforeSuite(func() {
+	env, cfg, err := envtestutil.Start(envtestutil.KarmadaCRDDir())
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(env.Stop)
+	var cancel context.CancelFunc
+	ctx, cancel = context.WithCancel(context.Background())
+
+	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	for _, m := range []string{"member1", "member2"} {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-" + m}})).To(Succeed())
+	}
+
+	opts := controllermanager.NewOptions()
+	opts.LeaderElect = false
+	opts.MetricsBindAddress = "0"
+	opts.HealthProbeBindAddress = "0"
+	// Every retry, and the safety recheck, is ten minutes away.
+	opts.RateLimiter.BaseDelay = 10 * time.Minute
+	opts.RateLimiter.MaxDelay = 10 * time.Minute
+	opts.BlockedWorkRecheckInterval = 10 * time.Minute
+	mgr, err := controllermanager.NewManager(ctx, cfg, opts)
+	Expect(err).NotTo(HaveOccurred())
+	stopped := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(stopped)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	DeferCleanup(func() { cancel(); <-stopped })
+
+	sim = executionsim.New(k8s, 20*time.Millisecond)
+	go sim.Run(ctx)
+})
+
+// syncs counts finished ResourceBinding syncs, from the controller's own metric.
+func syncs() float64 {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "binding_controller_sync_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			total += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return total
+}
+
+var _ = Describe("A cluster blocked by a terminating Work", func() {
+	It("gets its new Work within seconds of the old one going, with every retry ten minutes away", func() {
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "default"},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](2),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx"}}},
+				},
+			},
+		}
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		newBinding := func(id string) *workv1alpha2.ResourceBinding {
+			return &workv1alpha2.ResourceBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "nginx-deployment", Namespace: "default",
+					Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: id}},
+				Spec: workv1alpha2.ResourceBindingSpec{
+					Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx"},
+					Replicas: 2,
+					Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 1}},
+				},
+			}
+		}
+		state := func(cluster string) func() string {
+			return func() string {
+				w := &workv1alpha1.Work{}
+				err := k8s.Get(ctx, types.NamespacedName{Namespace: "karmada-es-" + cluster, Name: "nginx-687f7fb96f"}, w)
+				switch {
+				case apierrors.IsNotFound(err):
+					return "absent"
+				case err != nil:
+					return err.Error()
+				case w.DeletionTimestamp != nil:
+					return "terminating"
+				}
+				return "live:" + w.Labels[workv1alpha2.ResourceBindingPermanentIDLabel]
+			}
+		}
+
+		Expect(k8s.Create(ctx, newBinding("first"))).To(Succeed())
+		Eventually(state("member1"), 10*time.Second).Should(Equal("live:first"))
+		Eventually(state("member2"), 10*time.Second).Should(Equal("live:first"))
+
+		sim.Disconnect("member1")
+		rb := newBinding("")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)).To(Succeed())
+		Expect(k8s.Delete(ctx, rb)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)) }, 10*time.Second).Should(BeTrue())
+		Expect(k8s.Create(ctx, newBinding("second"))).To(Succeed())
+		Eventually(state("member2"), 10*time.Second).Should(Equal("live:second"))
+		Expect(state("member1")()).To(Equal("terminating"))
+
+		By("not spinning while blocked: no sync runs while nothing changes")
+		settled := syncs()
+		Consistently(syncs, 3*time.Second, 100*time.Millisecond).Should(Equal(settled))
+
+		By("recovering on the old Work's deletion event")
+		sim.Connect("member1")
+		released := time.Now()
+		Eventually(state("member1"), 5*time.Second).Should(Equal("live:second"))
+		GinkgoWriter.Printf("member1 recovered %s after its old Work was released\n", time.Since(released))
+	})
+})
