@@ -6,9 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
 // workByBindingIndex indexes Works by the binding their annotations name. Annotations, not
@@ -45,5 +45,5 @@ func indexWorkByBinding(obj client.Object) []string {
 
 // SetupIndexes registers the Work index both binding controllers use. Call it once per manager.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &workv1alpha1.Work{}, workByBindingIndex, indexWorkByBinding)
+	return indexer.IndexField(ctx, workapply.WorkMetadata(), workByBindingIndex, indexWorkByBinding)
 }

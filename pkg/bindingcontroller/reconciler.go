@@ -41,6 +41,9 @@ type Reconciler struct {
 	// WorkStuckDeleting event is raised.
 	StuckWorkWarningAfter time.Duration
 
+	// Ledger remembers what was written, so a resync of current Works costs no request.
+	Ledger *workapply.Ledger
+
 	blocked *blockedBindings
 	stuck   *stuckWarnings
 }
@@ -56,6 +59,9 @@ func NewReconciler(r Reconciler) *Reconciler {
 	}
 	if r.blocked == nil {
 		r.blocked = newBlockedBindings()
+	}
+	if r.Ledger == nil {
+		r.Ledger = workapply.NewLedger()
 	}
 	r.stuck = newStuckWarnings()
 	return &r
@@ -81,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func (r *Reconciler) applier() *workapply.Applier {
-	return &workapply.Applier{Client: r.Client, Reader: r.APIReader}
+	return &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger}
 }
 
 // patchFinalizers writes the binding's finalizers and nothing else. The patch carries the

@@ -31,6 +31,7 @@ import (
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
 const seedWorkName = "nginx-687f7fb96f"
@@ -106,7 +107,7 @@ func newHarness(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *h
 	cl := fake.NewClientBuilder().WithScheme(s).WithRESTMapper(mapper).
 		WithObjects(objs...).
 		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}).
-		WithIndex(&workv1alpha1.Work{}, workByBindingIndex, indexWorkByBinding).
+		WithIndex(workapply.WorkMetadata(), workByBindingIndex, indexWorkByBinding).
 		WithInterceptorFuncs(funcs).Build()
 	rec := events.NewFakeRecorder(100)
 	return &harness{t: t, client: cl, recorder: rec, r: NewReconciler(Reconciler{

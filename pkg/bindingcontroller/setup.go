@@ -19,6 +19,7 @@ import (
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
 // Controller names, as --controllers knows them.
@@ -90,6 +91,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	blocked := newBlockedBindings()
+	ledger := workapply.NewLedger()
 	for _, c := range []struct {
 		name    string
 		kind    render.BindingKind
@@ -112,6 +114,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			ClusterSyncConcurrency:     opts.ClusterSyncConcurrency,
 			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,
 			StuckWorkWarningAfter:      opts.StuckWorkWarningAfter,
+			Ledger:                     ledger,
 			blocked:                    blocked,
 		})
 		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
@@ -129,7 +132,8 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, finalizingPredicate()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter})
 	if watchWorks {
-		b = b.Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged()))
+		// Metadata only: the cache's memory must not grow with manifest size.
+		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged()))
 	}
 	return b.Complete(r)
 }

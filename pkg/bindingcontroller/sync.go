@@ -7,13 +7,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -153,9 +153,9 @@ func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope, template *
 	return results, nil
 }
 
-// worksOf lists, from the cache, every Work whose annotations name this binding.
-func (r *Reconciler) worksOf(ctx context.Context, s *scope) ([]workv1alpha1.Work, error) {
-	list := &workv1alpha1.WorkList{}
+// worksOf lists, from the cache, the metadata of every Work whose annotations name this binding.
+func (r *Reconciler) worksOf(ctx context.Context, s *scope) ([]metav1.PartialObjectMetadata, error) {
+	list := workapply.WorkMetadataList()
 	if err := r.Client.List(ctx, list, client.MatchingFields{workByBindingIndex: s.indexKey()}); err != nil {
 		return nil, fmt.Errorf("listing works of %s: %w", s, err)
 	}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -21,10 +23,13 @@ import (
 
 // Applier creates, updates and deletes Works.
 type Applier struct {
-	// Client reads from the informer cache and writes to the API server.
+	// Client reads Work metadata from the informer cache and writes to the API server.
 	Client client.Client
-	// Reader reads from the API server itself; used only when the cache proved stale.
+	// Reader reads whole Works from the API server itself, when the cache cannot tell
+	// whether a Work is current.
 	Reader client.Reader
+	// Ledger remembers what this process wrote, so a current Work costs no request at all.
+	Ledger *Ledger
 }
 
 // ownershipAnnotations name the binding a Work belongs to.
@@ -34,22 +39,44 @@ var ownershipAnnotations = []string{
 	workv1alpha2.ClusterResourceBindingNameAnnotation,
 }
 
+// WorkMetadata returns an empty metadata-only Work, the form in which Works are cached.
+func WorkMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(workv1alpha1.GroupVersion.WithKind("Work"))
+	return m
+}
+
+// WorkMetadataList returns an empty metadata-only Work list.
+func WorkMetadataList() *metav1.PartialObjectMetadataList {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(workv1alpha1.GroupVersion.WithKind("WorkList"))
+	return l
+}
+
 // Apply makes cluster's Work match desired. A Work that does not exist yet costs exactly
-// one request: it is created without being read first.
+// one request: it is created without being read first. A Work this process wrote and
+// nobody changed since costs none: the cached metadata and the ledger vouch for it.
 func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alpha1.Work) Result {
 	key := client.ObjectKeyFromObject(desired)
 	result := Result{Cluster: cluster, Work: key}
 	logger := log.FromContext(ctx).WithValues("cluster", cluster, "work", key.String())
+	hash := contentHash(desired)
 
-	existing := &workv1alpha1.Work{}
-	err := a.Client.Get(ctx, key, existing)
+	cached := WorkMetadata()
+	err := a.Client.Get(ctx, key, cached)
 	switch {
 	case apierrors.IsNotFound(err):
-		result.Outcome, result.Err = a.create(ctx, desired)
+		result.Outcome, result.Err = a.create(ctx, desired, hash)
 	case err != nil:
 		result.Outcome, result.Err = Failed, err
+	case cached.DeletionTimestamp != nil:
+		result.Outcome, result.Err = Blocked, beingDeleted(cached)
+	case checkOwner(cached, desired) != nil:
+		result.Outcome, result.Err = Failed, checkOwner(cached, desired)
+	case metadataHolds(cached, desired) && a.Ledger.current(cached, hash):
+		result.Outcome = Unchanged
 	default:
-		result.Outcome, result.Err = a.update(ctx, existing, desired)
+		result.Outcome, result.Err = a.readAndUpdate(ctx, desired, hash)
 	}
 	if result.Err != nil {
 		if result.Outcome != Blocked {
@@ -63,38 +90,33 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 	return result
 }
 
-func (a *Applier) create(ctx context.Context, desired *workv1alpha1.Work) (Outcome, error) {
-	err := a.Client.Create(ctx, desired.DeepCopy())
+func (a *Applier) create(ctx context.Context, desired *workv1alpha1.Work, hash uint64) (Outcome, error) {
+	created := desired.DeepCopy()
+	err := a.Client.Create(ctx, created)
 	if err == nil {
+		a.Ledger.remember(created, hash)
 		return Created, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
 		return Failed, fmt.Errorf("creating: %w", err)
 	}
 	// The cache had not seen it yet: read it live and update from there.
-	existing := &workv1alpha1.Work{}
-	if err := a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
-		return Failed, fmt.Errorf("reading after AlreadyExists: %w", err)
-	}
-	return a.update(ctx, existing, desired)
+	return a.readAndUpdate(ctx, desired, hash)
 }
 
-// update brings existing to desired. It never writes a terminating Work or one the
-// binding does not own, and retries with a live read when another writer got there first.
-func (a *Applier) update(ctx context.Context, existing, desired *workv1alpha1.Work) (Outcome, error) {
+// readAndUpdate brings the live Work to desired. It never writes a terminating Work or one
+// the binding does not own, and retries with a fresh read when another writer got there first.
+func (a *Applier) readAndUpdate(ctx context.Context, desired *workv1alpha1.Work, hash uint64) (Outcome, error) {
 	outcome := Unchanged
-	first := true
+	existing := &workv1alpha1.Work{}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if !first {
-			if err := a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
-				return err
-			}
+		if err := a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
+			outcome = Failed
+			return err
 		}
-		first = false
 		if existing.DeletionTimestamp != nil {
 			outcome = Blocked
-			return &BeingDeletedError{Work: client.ObjectKeyFromObject(existing), UID: existing.UID,
-				Since: existing.DeletionTimestamp.Time, Finalizers: slices.Clone(existing.Finalizers)}
+			return beingDeleted(existing)
 		}
 		if err := checkOwner(existing, desired); err != nil {
 			outcome = Failed
@@ -102,25 +124,48 @@ func (a *Applier) update(ctx context.Context, existing, desired *workv1alpha1.Wo
 		}
 		if UpToDate(existing, desired) {
 			outcome = Unchanged
+			a.Ledger.remember(existing, hash)
 			return nil
 		}
 		updated := existing.DeepCopy()
 		mergeDesired(updated, desired)
 		outcome = Updated
-		return a.Client.Update(ctx, updated)
+		if err := a.Client.Update(ctx, updated); err != nil {
+			return err
+		}
+		a.Ledger.remember(updated, hash)
+		return nil
 	})
-	if apierrors.IsNotFound(err) {
-		// Gone between the read and the write: it can simply be created.
-		return a.create(ctx, desired)
-	}
-	if err != nil && outcome == Updated {
+	switch {
+	case apierrors.IsNotFound(err):
+		// Gone between the cache and the API server: it can simply be created, once.
+		created := desired.DeepCopy()
+		if err := a.Client.Create(ctx, created); err != nil {
+			return Failed, fmt.Errorf("creating: %w", err)
+		}
+		a.Ledger.remember(created, hash)
+		return Created, nil
+	case err != nil && outcome == Updated:
 		return Failed, fmt.Errorf("updating: %w", err)
+	case err != nil && outcome == Failed && !isTyped(err):
+		return Failed, fmt.Errorf("reading: %w", err)
 	}
 	return outcome, err
 }
 
+// isTyped tells the errors this package makes, which already say what happened.
+func isTyped(err error) bool {
+	var notOwned *NotOwnedError
+	return IsBeingDeleted(err) || errors.As(err, &notOwned)
+}
+
+func beingDeleted(work metav1.Object) *BeingDeletedError {
+	return &BeingDeletedError{Work: types.NamespacedName{Namespace: work.GetNamespace(), Name: work.GetName()},
+		UID: work.GetUID(), Since: work.GetDeletionTimestamp().Time, Finalizers: slices.Clone(work.GetFinalizers())}
+}
+
 // Delete removes work unless it is already on its way out.
-func (a *Applier) Delete(ctx context.Context, cluster string, work *workv1alpha1.Work) Result {
+func (a *Applier) Delete(ctx context.Context, cluster string, work *metav1.PartialObjectMetadata) Result {
 	key := client.ObjectKeyFromObject(work)
 	result := Result{Cluster: cluster, Work: key, Outcome: Deleted}
 	if work.DeletionTimestamp != nil {
@@ -138,9 +183,11 @@ func (a *Applier) Delete(ctx context.Context, cluster string, work *workv1alpha1
 	case err != nil:
 		result.Outcome = Failed
 		result.Err = fmt.Errorf("cluster %s: deleting work %s: %w", cluster, key, err)
+		return result
 	default:
 		log.FromContext(ctx).V(1).Info("Deleted work", "cluster", cluster, "work", key.String())
 	}
+	a.Ledger.forget(key)
 	return result
 }
 
@@ -149,40 +196,50 @@ func wrap(cluster string, key types.NamespacedName, err error) error {
 }
 
 // checkOwner refuses a Work that names no binding (someone else's) or another binding.
-func checkOwner(existing, desired *workv1alpha1.Work) error {
+func checkOwner(existing metav1.Object, desired *workv1alpha1.Work) error {
 	named, same := false, true
 	for _, key := range ownershipAnnotations {
-		got, has := existing.Annotations[key]
+		got, has := existing.GetAnnotations()[key]
 		want, wanted := desired.Annotations[key]
 		named = named || has
 		same = same && has == wanted && got == want
 	}
 	switch {
 	case !named:
-		return &NotOwnedError{Work: client.ObjectKeyFromObject(existing)}
+		return &NotOwnedError{Work: keyOf(existing)}
 	case !same:
-		return &NotOwnedError{Work: client.ObjectKeyFromObject(existing), Owner: ownerOf(existing)}
+		return &NotOwnedError{Work: keyOf(existing), Owner: ownerOf(existing)}
 	}
 	return nil
 }
 
-func ownerOf(work *workv1alpha1.Work) string {
-	if name, ok := work.Annotations[workv1alpha2.ClusterResourceBindingNameAnnotation]; ok {
+func ownerOf(work metav1.Object) string {
+	a := work.GetAnnotations()
+	if name, ok := a[workv1alpha2.ClusterResourceBindingNameAnnotation]; ok {
 		return "ClusterResourceBinding " + name
 	}
-	return fmt.Sprintf("ResourceBinding %s/%s", work.Annotations[workv1alpha2.ResourceBindingNamespaceAnnotation],
-		work.Annotations[workv1alpha2.ResourceBindingNameAnnotation])
+	return fmt.Sprintf("ResourceBinding %s/%s", a[workv1alpha2.ResourceBindingNamespaceAnnotation],
+		a[workv1alpha2.ResourceBindingNameAnnotation])
 }
 
-// UpToDate tells whether existing already holds everything desired asks for. Labels,
-// annotations and finalizers that others added are not drift.
-func UpToDate(existing, desired *workv1alpha1.Work) bool {
+func keyOf(o metav1.Object) types.NamespacedName {
+	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// metadataHolds tells whether existing's labels, annotations and finalizers hold what
+// desired asks for. Those that others added are not drift.
+func metadataHolds(existing metav1.Object, desired *workv1alpha1.Work) bool {
 	for _, f := range desired.Finalizers {
-		if !slices.Contains(existing.Finalizers, f) {
+		if !slices.Contains(existing.GetFinalizers(), f) {
 			return false
 		}
 	}
-	if !containsAll(existing.Labels, desired.Labels) || !containsAll(existing.Annotations, desired.Annotations) {
+	return containsAll(existing.GetLabels(), desired.Labels) && containsAll(existing.GetAnnotations(), desired.Annotations)
+}
+
+// UpToDate tells whether existing already holds everything desired asks for.
+func UpToDate(existing, desired *workv1alpha1.Work) bool {
+	if !metadataHolds(existing, desired) {
 		return false
 	}
 	if ptr.Deref(existing.Spec.SuspendDispatching, false) != ptr.Deref(desired.Spec.SuspendDispatching, false) ||

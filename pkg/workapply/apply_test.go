@@ -241,3 +241,53 @@ func TestAggregateListsEveryFailureInOrder(t *testing.T) {
 		t.Fatal("no failure must aggregate to nil")
 	}
 }
+
+// liveReads counts reads of whole Works, which only the API server can answer (cached
+// reads are of metadata).
+func (c counter) liveReadsFuncs() interceptor.Funcs {
+	return interceptor.Funcs{Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if _, whole := obj.(*workv1alpha1.Work); whole {
+			c["live-get"]++
+		}
+		return cl.Get(ctx, key, obj, opts...)
+	}}
+}
+
+func TestResyncOfCurrentWorkCostsNoRequest(t *testing.T) {
+	c := counter{}
+	a, _ := newApplier(t, c, c.liveReadsFuncs())
+	a.Ledger = NewLedger()
+	desired := desiredWork(`{"kind":"Deployment","spec":{"replicas":2}}`)
+	if r := a.Apply(context.Background(), "member1", desired); r.Outcome != Created {
+		t.Fatalf("first apply: %s %v", r.Outcome, r.Err)
+	}
+	before := counter{}
+	for k, v := range c {
+		before[k] = v
+	}
+	if r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment","spec":{"replicas":2}}`)); r.Outcome != Unchanged {
+		t.Fatalf("resync: %s %v", r.Outcome, r.Err)
+	}
+	if c["live-get"] != before["live-get"] || c["create"] != before["create"] || c["update"] != before["update"] {
+		t.Fatalf("a resync of a current Work made requests: before %v after %v", before, c)
+	}
+	// A different desired content is noticed without the ledger's say-so.
+	if r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment","spec":{"replicas":5}}`)); r.Outcome != Updated {
+		t.Fatalf("changed content: %s %v, want updated", r.Outcome, r.Err)
+	}
+}
+
+func TestWithoutLedgerEntryTheWorkIsReadOnce(t *testing.T) {
+	existing := desiredWork(`{"kind":"Deployment"}`)
+	c := counter{}
+	a, _ := newApplier(t, c, c.liveReadsFuncs(), existing)
+	a.Ledger = NewLedger() // as after a restart
+	for i := 0; i < 2; i++ {
+		if r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment"}`)); r.Outcome != Unchanged {
+			t.Fatalf("apply %d: %s %v", i, r.Outcome, r.Err)
+		}
+	}
+	if c["live-get"] != 1 || c["update"] != 0 {
+		t.Fatalf("requests %v, want exactly one live read and no write", c)
+	}
+}

@@ -222,3 +222,41 @@ func worksSyncedOf(conditions []any) any {
 	}
 	return nil
 }
+
+var _ = Describe("Drift", func() {
+	It("restores a Work whose manifest was edited by hand", func() {
+		ns := newNamespace()
+		d := deployment(ns, "edited")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "edited-deployment", "id-1", d, "member1"))).To(Succeed())
+		key := workKey("member1", d)
+		Eventually(workState(key)).Should(Equal("live:id-1"))
+		original := string(getWork(key).Spec.Workload.Manifests[0].Raw)
+
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			w := getWork(key)
+			w.Spec.Workload.Manifests[0].Raw = []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"edited","namespace":"` + ns + `"}}`)
+			return k8s.Update(ctx, w)
+		})).To(Succeed())
+		Eventually(func() string { return string(getWork(key).Spec.Workload.Manifests[0].Raw) }).Should(MatchJSON(original))
+	})
+
+	It("restores a label of its own removed by hand, keeping labels others added", func() {
+		ns := newNamespace()
+		d := deployment(ns, "relabelled")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "relabelled-deployment", "id-1", d, "member1"))).To(Succeed())
+		key := workKey("member1", d)
+		Eventually(workState(key)).Should(Equal("live:id-1"))
+
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			w := getWork(key)
+			delete(w.Labels, workv1alpha2.ResourceBindingPermanentIDLabel)
+			w.Labels["example.com/team"] = "web"
+			return k8s.Update(ctx, w)
+		})).To(Succeed())
+		Eventually(func() map[string]string { return getWork(key).Labels }).Should(And(
+			HaveKeyWithValue(workv1alpha2.ResourceBindingPermanentIDLabel, "id-1"),
+			HaveKeyWithValue("example.com/team", "web")))
+	})
+})

@@ -1,0 +1,85 @@
+package workapply
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+)
+
+// Ledger remembers, for each Work this process wrote or read and found current, the
+// Work's UID and generation at that moment and a hash of the content it was brought to.
+// Works are cached as metadata only, so that the cache's memory does not grow with
+// manifest size; the ledger is what lets a resync still tell, without a request, that a
+// Work is current: same UID, same generation (nobody changed its spec), same desired hash
+// (the binding and template ask for the same). It costs a few dozen bytes per Work. After
+// a restart it is empty and each Work is read once.
+type Ledger struct {
+	mu      sync.Mutex
+	entries map[types.NamespacedName]ledgerEntry
+}
+
+type ledgerEntry struct {
+	uid        types.UID
+	generation int64
+	hash       uint64
+}
+
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{entries: map[types.NamespacedName]ledgerEntry{}}
+}
+
+func (l *Ledger) remember(work metav1.Object, hash uint64) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries[keyOf(work)] = ledgerEntry{uid: work.GetUID(), generation: work.GetGeneration(), hash: hash}
+}
+
+func (l *Ledger) forget(key types.NamespacedName) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.entries, key)
+}
+
+// current tells whether work is, as far as the ledger knows, exactly as last written
+// with content of this hash.
+func (l *Ledger) current(work metav1.Object, hash uint64) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.entries[keyOf(work)]
+	return ok && e.uid == work.GetUID() && e.generation == work.GetGeneration() && e.hash == hash
+}
+
+// Len is how many Works the ledger vouches for.
+func (l *Ledger) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entries)
+}
+
+// contentHash hashes what a desired Work asks for.
+func contentHash(desired *workv1alpha1.Work) uint64 {
+	h := fnv.New64a()
+	// Maps marshal with sorted keys, and rendered manifests are deterministic bytes.
+	_ = json.NewEncoder(h).Encode(struct {
+		Spec        workv1alpha1.WorkSpec
+		Labels      map[string]string
+		Annotations map[string]string
+		Finalizers  []string
+	}{desired.Spec, desired.Labels, desired.Annotations, desired.Finalizers})
+	return h.Sum64()
+}
