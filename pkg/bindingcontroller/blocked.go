@@ -2,6 +2,7 @@ package bindingcontroller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -80,14 +81,33 @@ func blockedClusters(results []workapply.Result) sets.Set[string] {
 	return clusters
 }
 
-// onlyBlocked tells whether every failure is a cluster waiting for its old Work to go.
-func onlyBlocked(results []workapply.Result) bool {
+// failureKind sorts failures by what can make them go away.
+type failureKind int
+
+const (
+	transient failureKind = iota // a retry may succeed
+	blocked                      // the terminating Work's deletion will unblock it
+	badInput                     // only a change to the binding or its policies can fix it
+)
+
+func kindOfFailure(r workapply.Result) failureKind {
+	var render *workapply.RenderError
+	switch {
+	case r.Outcome == workapply.Blocked:
+		return blocked
+	case errors.As(r.Err, &render):
+		return badInput
+	}
+	return transient
+}
+
+func anyFailed(results []workapply.Result, kind failureKind) bool {
 	for _, r := range results {
-		if r.Err != nil && r.Outcome != workapply.Blocked {
-			return false
+		if r.Err != nil && kindOfFailure(r) == kind {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // warnStuck emits one WorkStuckDeleting event per Work that has been terminating longer

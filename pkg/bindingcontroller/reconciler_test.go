@@ -218,9 +218,15 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 				failuresBefore[f] = testutil.ToFloat64(clusterSyncFailures.WithLabelValues(f, tc.reason))
 			}
 			res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
-			if tc.reason == "WorkBeingDeleted" {
+			switch tc.reason {
+			case "WorkBeingDeleted":
 				if err != nil || res.RequeueAfter != 30*time.Second {
 					t.Fatalf("Reconcile = %v, %v; a binding blocked only by terminating Works must wait for them, with a 30s recheck", res, err)
+				}
+				err = errors.New(strings.Join(h.events(), "\n"))
+			case "RenderFailed":
+				if err != nil || !res.IsZero() {
+					t.Fatalf("Reconcile = %v, %v; bad input must be parked until the binding changes, not retried", res, err)
 				}
 				err = errors.New(strings.Join(h.events(), "\n"))
 			}
@@ -248,7 +254,7 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 					}
 				}
 			}
-			if tc.reason != "WorkBeingDeleted" {
+			if tc.reason != "WorkBeingDeleted" && tc.reason != "RenderFailed" {
 				evs := strings.Join(h.events(), "\n")
 				if !strings.Contains(evs, "Warning SyncWorkFailed") || !strings.Contains(evs, tc.wantErr) {
 					t.Errorf("events %q lack a SyncWorkFailed warning carrying %q", evs, tc.wantErr)

@@ -23,11 +23,15 @@ const (
 const maxEventNote = 1024
 
 // report tells the user how the sync went: the WorksSynced condition, a log line and
-// events on the binding and its template, metrics. A failure is returned so the binding
-// is requeued with backoff, while the healthy clusters already have their Works — except
-// when every failure is a cluster blocked by a terminating Work: retrying cannot help
-// until that Work is gone, and its deletion event requeues the binding at once, so it
-// only gets a slow safety recheck and does not climb the backoff ladder.
+// events on the binding and its template, metrics. The healthy clusters already have their
+// Works; how the failed ones are retried depends on why they failed:
+//   - a transient failure (the API server refused or failed a write) is returned, so the
+//     binding is requeued with backoff;
+//   - a cluster blocked by a terminating Work cannot succeed until that Work is gone, and
+//     its deletion event requeues the binding at once: only a slow safety recheck, no
+//     climb up the backoff ladder;
+//   - a cluster whose Work cannot be rendered (bad input) cannot succeed until the binding
+//     or its policies change, which requeues it: parked, no retry.
 func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
 	err := workapply.Aggregate(results)
@@ -41,14 +45,19 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, message),
 			"failedClusters", failedClusters(results))
 		r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, message)
-		if onlyBlocked(results) && conditionErr == nil {
+		switch {
+		case conditionErr != nil || anyFailed(results, transient):
+			return ctrl.Result{}, err
+		case anyFailed(results, blocked):
 			recheck := r.BlockedWorkRecheckInterval
 			if stuckDue > 0 && stuckDue < recheck {
 				recheck = stuckDue
 			}
 			return ctrl.Result{RequeueAfter: recheck}, nil
+		default:
+			logger.Info("Parked until the binding or its policies change: retrying cannot fix the input")
+			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, err
 	}
 	if wrote(results) {
 		message := fmt.Sprintf("Sync work of %s successful.", s)

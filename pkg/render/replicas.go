@@ -16,6 +16,9 @@ func setReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBind
 	if spec.Replicas <= 0 {
 		return nil
 	}
+	if target.Replicas < 0 {
+		return fmt.Errorf("cluster %s is assigned %d replicas; replicas cannot be negative", target.Cluster, target.Replicas)
+	}
 	switch obj.GroupVersionKind().GroupKind().String() {
 	case "Deployment.apps", "StatefulSet.apps", "ReplicaSet.apps":
 		return unstructured.SetNestedField(obj.Object, int64(target.Replicas), "spec", "replicas")
