@@ -1,0 +1,108 @@
+package bindingcontroller_test
+
+import (
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+// worksSyncedOn returns the WorksSynced condition of binding ns/name as "Status Reason: Message".
+func worksSyncedOn(ns, name string) func() string {
+	return func() string {
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rb); err != nil {
+			return err.Error()
+		}
+		c := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.ConditionWorksSynced)
+		if c == nil {
+			return "none"
+		}
+		return string(c.Status) + " " + c.Reason + ": " + c.Message
+	}
+}
+
+// failures counts the controller's failure log lines for one binding so far.
+func failures(ns, name string) func() int {
+	return func() int {
+		return strings.Count(logs.String(), "Failed to transform resourceBinding("+ns+"/"+name+") to works.")
+	}
+}
+
+var _ = Describe("Bad input", func() {
+	It("reports a kind the API server does not serve, parks it, and leaves other bindings alone", func() {
+		ns := newNamespace()
+		d := deployment(ns, "good")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		bad := binding(ns, "widget-binding", "id-w", d, "member1")
+		bad.Spec.Resource.APIVersion, bad.Spec.Resource.Kind, bad.Spec.Resource.Name = "example.com/v1", "Widget", "w"
+		Expect(k8s.Create(ctx, bad)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "good-deployment", "id-g", d, "member1", "member2"))).To(Succeed())
+
+		Eventually(eventsOn(ns, "ResourceBinding", "widget-binding")).Should(ContainElement(
+			ContainSubstring("Warning SyncWorkFailed: resourceBinding(" + ns + "/widget-binding): the API server does not serve example.com/v1, Kind=Widget")))
+		Eventually(worksSyncedOn(ns, "widget-binding")).Should(HavePrefix("False SyncFailed: "))
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-g"))
+		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-g"))
+
+		seen := failures(ns, "widget-binding")()
+		Consistently(failures(ns, "widget-binding"), 3*time.Second).Should(Equal(seen), "no retry loop for input that cannot succeed")
+	})
+
+	It("serves the valid clusters of a binding with invalid, duplicate and negative entries, and names the bad ones", func() {
+		ns := newNamespace()
+		d := deployment(ns, "mixed")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		rb := binding(ns, "mixed-deployment", "id-m", d)
+		rb.Spec.Clusters = []workv1alpha2.TargetCluster{
+			{Name: "member1", Replicas: 1},
+			{Name: "Member2", Replicas: 1},
+			{Name: strings.Repeat("m", 60), Replicas: 1},
+			{Name: "member1", Replicas: 5},
+			{Name: "member3", Replicas: -2},
+			{Name: "member2", Replicas: 1},
+		}
+		Expect(k8s.Create(ctx, rb)).To(Succeed())
+
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-m"))
+		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-m"))
+		Expect(getWork(workKey("member1", d)).Spec.Workload.Manifests[0].Raw).To(ContainSubstring(`"replicas":1`),
+			"the first entry of a duplicated cluster wins")
+		Eventually(worksSyncedOn(ns, "mixed-deployment")).Should(And(
+			HavePrefix("False PartiallySynced: 2/5 clusters synced; Member2: rendering work: cluster name \"Member2\" does not form a valid execution namespace"),
+			ContainSubstring("member3: rendering work: "),
+			ContainSubstring("cluster member3 is assigned -2 replicas; replicas cannot be negative"),
+			ContainSubstring("mmmmmmmm: rendering work: ")))
+		Expect(workState(workKey("member3", d))()).To(Equal("absent"))
+
+		seen := failures(ns, "mixed-deployment")()
+		Consistently(failures(ns, "mixed-deployment"), 3*time.Second).Should(Equal(seen), "parked until the binding changes")
+
+		By("syncing again once the binding is fixed")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)).To(Succeed())
+		rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member3", Replicas: 2}}
+		Expect(k8s.Update(ctx, rb)).To(Succeed())
+		Eventually(workState(workKey("member3", d))).Should(Equal("live:id-m"))
+		Eventually(workState(workKey("member2", d))).Should(Equal("absent"))
+		Eventually(worksSyncedOn(ns, "mixed-deployment")).Should(Equal("True Synced: 2/2 clusters synced"))
+	})
+
+	It("serves the scheduled clusters when requiredBy names a cluster that does not exist", func() {
+		ns := newNamespace()
+		d := deployment(ns, "needed")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		rb := binding(ns, "needed-deployment", "id-n", d, "member1")
+		rb.Spec.RequiredBy = []workv1alpha2.BindingSnapshot{{Namespace: ns, Name: "dependant",
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member1"}, {Name: "ghost"}}}}
+		Expect(k8s.Create(ctx, rb)).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-n"))
+		Eventually(worksSyncedOn(ns, "needed-deployment")).Should(And(
+			HavePrefix("False PartiallySynced: 1/2 clusters synced; ghost: work karmada-es-ghost/"),
+			ContainSubstring(`namespaces "karmada-es-ghost" not found`)))
+	})
+})
