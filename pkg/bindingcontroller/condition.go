@@ -21,6 +21,9 @@ const (
 	ReasonSynced          = "Synced"
 	ReasonPartiallySynced = "PartiallySynced"
 	ReasonSyncFailed      = "SyncFailed"
+	// ReasonWaitingForEviction: Works of clusters evicted with purgeMode Directly must be
+	// gone before any Work is written.
+	ReasonWaitingForEviction = "WaitingForEviction"
 )
 
 // maxConditionMessage bounds the condition message so a binding with hundreds of failing

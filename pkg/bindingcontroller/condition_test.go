@@ -151,3 +151,41 @@ func TestOtherFailuresKeepTheBackoff(t *testing.T) {
 func request() ctrl.Request {
 	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}}
 }
+
+func TestDirectlyPurgedClusterIsEmptiedBeforeAnyNewWork(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member2"))
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	_ = h.client.Get(context.Background(), request().NamespacedName, rb)
+	rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}}
+	rb.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member2", PurgeMode: "Directly"}}
+	if err := h.client.Update(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.r.Reconcile(context.Background(), request())
+	if err != nil || res.RequeueAfter != 5*time.Second {
+		t.Fatalf("Reconcile = %v, %v; want a 5s recheck while the purged Work goes", res, err)
+	}
+	if h.liveWork("member2") || h.liveWork("member1") {
+		t.Fatalf("member2 live %v, member1 live %v: the purged Work must be deleted and no new Work written yet",
+			h.liveWork("member2"), h.liveWork("member1"))
+	}
+	if cond := h.worksSynced(); cond.Reason != ReasonWaitingForEviction || !strings.HasSuffix(cond.Message, ": member2") {
+		t.Fatalf("WorksSynced = %+v", cond)
+	}
+	// The execution side lets member2's Work go; now member1 gets its Work.
+	old := &workv1alpha1.Work{}
+	_ = h.client.Get(context.Background(), types.NamespacedName{Namespace: "karmada-es-member2", Name: seedWorkName}, old)
+	old.Finalizers = nil
+	if err := h.client.Update(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if !h.liveWork("member1") {
+		t.Fatal("member1 got no Work once the purge finished")
+	}
+}

@@ -3,7 +3,10 @@ package bindingcontroller
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -39,6 +43,9 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		return ctrl.Result{}, fmt.Errorf("fetching resource template of %s: %w", s, err)
 	}
 
+	if waiting, err := r.purgeEvictedDirectly(ctx, s); waiting || err != nil {
+		return ctrl.Result{RequeueAfter: purgeRecheckInterval}, err
+	}
 	results := r.ensureWorks(ctx, s, template)
 	targets := len(results)
 	orphans, err := r.removeOrphanWorks(ctx, s, template)
@@ -151,6 +158,49 @@ func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope, template *
 		results = append(results, applier.Delete(ctx, cluster, work))
 	}
 	return results, nil
+}
+
+// purgeRecheckInterval is how often a binding waiting for purged Works looks again, should
+// a deletion event be missed; Karmada's interval.
+const purgeRecheckInterval = 5 * time.Second
+
+// purgeEvictedDirectly deletes the Works of clusters evicted with purgeMode Directly and
+// tells whether any is still there. Until all are gone no Work of the binding is written,
+// so the workload never runs in the evicted cluster and its replacement at once.
+func (r *Reconciler) purgeEvictedDirectly(ctx context.Context, s *scope) (bool, error) {
+	_, purge := render.EvictingClusters(s.binding.Spec)
+	if len(purge) == 0 {
+		return false, nil
+	}
+	works, err := r.worksOf(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	applier := r.applier()
+	var waitingFor []string
+	var results []workapply.Result
+	for i := range works {
+		cluster, ok := names.ClusterOfExecutionNamespace(works[i].Namespace)
+		if !ok || !purge[cluster] {
+			continue
+		}
+		waitingFor = append(waitingFor, cluster)
+		if result := applier.Delete(ctx, cluster, &works[i]); result.Err != nil {
+			results = append(results, result)
+		}
+	}
+	if len(waitingFor) == 0 {
+		return false, nil
+	}
+	sort.Strings(waitingFor)
+	ctrl.LoggerFrom(ctx).Info("Waiting for the Works of clusters evicted with purgeMode Directly to be deleted", "clusters", waitingFor)
+	cond := metav1.Condition{Type: workv1alpha2.ConditionWorksSynced, Status: metav1.ConditionFalse, Reason: ReasonWaitingForEviction,
+		Message: bounded(fmt.Sprintf("waiting for the Works of clusters evicted with purgeMode Directly to be deleted: %s",
+			strings.Join(waitingFor, ", ")), nil)}
+	if err := r.setCondition(ctx, s, cond); err != nil {
+		return true, err
+	}
+	return true, workapply.Aggregate(results)
 }
 
 // worksOf lists, from the cache, the metadata of every Work whose annotations name this binding.
