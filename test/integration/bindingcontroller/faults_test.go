@@ -1,0 +1,116 @@
+package bindingcontroller_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+)
+
+// workRefusedIn tries a dry-run create of a Work in namespace and returns the refusal.
+func workRefusedIn(namespace string) func() string {
+	return func() string {
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: namespace}}
+		if err := k8s.Create(ctx, w, client.DryRunAll); err != nil {
+			return err.Error()
+		}
+		return "accepted"
+	}
+}
+
+// Each per-cluster fault on the real API server: the other clusters are served and the
+// failure names its cluster.
+var _ = Describe("Per-cluster faults", func() {
+	createExecutionNamespace := func(cluster string) string {
+		name := "karmada-es-" + cluster
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
+		return name
+	}
+
+	It("serves the others when one execution namespace is terminating", func() {
+		// No namespace controller runs here, so a deleted namespace stays terminating.
+		doomed := createExecutionNamespace("member4")
+		nsObj := &corev1.Namespace{}
+		nsObj.Name = doomed
+		Expect(k8s.Delete(ctx, nsObj)).To(Succeed())
+
+		ns := newNamespace()
+		d := deployment(ns, "t")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "t-deployment", "id-t", d, "member1", "member4", "member2"))).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-t"))
+		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-t"))
+		Eventually(worksSyncedOn(ns, "t-deployment")).Should(And(
+			HavePrefix("False PartiallySynced: 2/3 clusters synced; member4: work karmada-es-member4/"),
+			ContainSubstring("because it is being terminated")))
+	})
+
+	It("serves the others when an admission policy denies Works in one namespace", func() {
+		denied := createExecutionNamespace("member5")
+		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "deny-works-in-member5"},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+				FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+						Rule: admissionregistrationv1.Rule{APIGroups: []string{"work.karmada.io"}, APIVersions: []string{"*"},
+							Resources: []string{"works"}},
+					},
+				}}},
+				Validations: []admissionregistrationv1.Validation{{
+					Expression: "object.metadata.namespace != '" + denied + "'",
+					Message:    "works are frozen in " + denied,
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, policy)).To(Succeed())
+		Expect(k8s.Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "deny-works-in-member5"},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+				PolicyName:        policy.Name,
+				ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			},
+		})).To(Succeed())
+		Eventually(workRefusedIn(denied)).Should(ContainSubstring("works are frozen"), "the API server loads the policy")
+		ns := newNamespace()
+		d := deployment(ns, "v")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "v-deployment", "id-v", d, "member1", "member5"))).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-v"))
+		Eventually(worksSyncedOn(ns, "v-deployment")).Should(And(
+			HavePrefix("False PartiallySynced: 1/2 clusters synced; member5: work karmada-es-member5/"),
+			ContainSubstring("works are frozen in "+denied)))
+	})
+
+	It("serves the others when a quota on Works is exhausted in one namespace", func() {
+		full := createExecutionNamespace("member6")
+		quota := &corev1.ResourceQuota{
+			ObjectMeta: metav1.ObjectMeta{Name: "no-works", Namespace: full},
+			Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/works.work.karmada.io": resource.MustParse("0")}},
+		}
+		Expect(k8s.Create(ctx, quota)).To(Succeed())
+		// No quota controller runs here: publish the usage it would.
+		quota.Status = corev1.ResourceQuotaStatus{
+			Hard: corev1.ResourceList{"count/works.work.karmada.io": resource.MustParse("0")},
+			Used: corev1.ResourceList{"count/works.work.karmada.io": resource.MustParse("0")},
+		}
+		Expect(k8s.Status().Update(ctx, quota)).To(Succeed())
+		Eventually(workRefusedIn(full)).Should(ContainSubstring("exceeded quota"))
+		ns := newNamespace()
+		d := deployment(ns, "q")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "q-deployment", "id-q", d, "member1", "member6"))).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-q"))
+		Eventually(worksSyncedOn(ns, "q-deployment")).Should(And(
+			HavePrefix("False PartiallySynced: 1/2 clusters synced; member6: work karmada-es-member6/"),
+			ContainSubstring("exceeded quota")))
+		Expect(workState(workKey("member6", d))()).To(Equal("absent"))
+	})
+})
