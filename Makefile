@@ -59,6 +59,22 @@ envtest: ## Build the real kube-apiserver, etcd and kubectl into bin/k8s (no-op 
 build: ## Build bin/binding-controller-manager.
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/binding-controller-manager ./cmd/binding-controller-manager
 
+##@ Try it
+
+RUN_ARGS ?=
+
+# run and demo exec the built program: make forwards SIGTERM to its child, and a `go run`
+# in between would die and leave the program (and the control plane) running.
+.PHONY: run
+run: envtest build ## Run the controller against a local control plane (bin/local/kubeconfig) until Ctrl-C; manager flags: RUN_ARGS='...'.
+	go build -o $(BIN)/run-local ./hack/run-local
+	exec $(BIN)/run-local --manager $(BIN)/binding-controller-manager --kubeconfig $(BIN)/local/kubeconfig -- $(RUN_ARGS)
+
+.PHONY: demo
+demo: envtest build ## Play the case it exists for (member1 disconnected), narrated, against a local control plane.
+	go build -o $(BIN)/demo ./hack/demo
+	exec $(BIN)/demo --manager $(BIN)/binding-controller-manager
+
 ##@ Test
 
 .PHONY: test
