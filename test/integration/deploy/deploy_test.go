@@ -460,7 +460,7 @@ func expectControllerRBAC(dir string) {
 	Expect(role.Namespace).To(Equal(targetNamespace))
 	Expect(role.Rules).To(Equal([]rbacv1.PolicyRule{
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+			Verbs: []string{"get", "create", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}))
 	rb := typed[rbacv1.RoleBinding](find(dir, "RoleBinding", leaderElectionName))

@@ -1,0 +1,33 @@
+package deploy_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// neededRules is what the controller's code needs, and nothing more: a new permission must
+// be added here on purpose, by someone who can say why.
+var neededRules = []rbacv1.PolicyRule{
+	// Resource templates of any kind: read and watch, never write.
+	{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+	// Its own events on bindings and templates.
+	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	// Bindings: read, and patch their finalizers.
+	{APIGroups: []string{"work.karmada.io"}, Resources: []string{"clusterresourcebindings", "resourcebindings"},
+		Verbs: []string{"get", "list", "patch", "watch"}},
+	// The WorksSynced condition.
+	{APIGroups: []string{"work.karmada.io"}, Resources: []string{"clusterresourcebindings/status", "resourcebindings/status"},
+		Verbs: []string{"patch"}},
+	// Works: the controller's output.
+	{APIGroups: []string{"work.karmada.io"}, Resources: []string{"works"},
+		Verbs: []string{"create", "delete", "get", "list", "update", "watch"}},
+}
+
+var _ = Describe("The generated ClusterRole", func() {
+	It("grants exactly what the controller needs", func() {
+		generated := &rbacv1.ClusterRole{}
+		readYAML("config/rbac/role.yaml", generated)
+		Expect(generated.Rules).To(ConsistOf(neededRules))
+	})
+})
