@@ -43,7 +43,11 @@ func indexWorkByBinding(obj client.Object) []string {
 	return []string{bindingIndexValue(k, key.Namespace, key.Name)}
 }
 
-// SetupIndexes registers the Work index both binding controllers use. Call it once per manager.
+// SetupIndexes registers the Work and binding indexes both binding controllers use. Call it
+// once per manager.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, workapply.WorkMetadata(), workByBindingIndex, indexWorkByBinding)
+	if err := indexer.IndexField(ctx, workapply.WorkMetadata(), workByBindingIndex, indexWorkByBinding); err != nil {
+		return err
+	}
+	return indexBindings(ctx, indexer)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
@@ -19,6 +20,8 @@ type kind struct {
 	// logName is how Karmada's messages name this kind, e.g. resourceBinding(ns/name).
 	logName      string
 	newObject    func() client.Object
+	newList      func() client.ObjectList
+	keysOf       func(client.ObjectList) []types.NamespacedName
 	specOf       func(client.Object) *workv1alpha2.ResourceBindingSpec
 	conditionsOf func(client.Object) *[]metav1.Condition
 }
@@ -28,6 +31,14 @@ var resourceBinding = kind{
 	finalizer:   workv1alpha2.BindingControllerFinalizer,
 	logName:     "resourceBinding",
 	newObject:   func() client.Object { return &workv1alpha2.ResourceBinding{} },
+	newList:     func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} },
+	keysOf: func(l client.ObjectList) []types.NamespacedName {
+		var keys []types.NamespacedName
+		for _, b := range l.(*workv1alpha2.ResourceBindingList).Items {
+			keys = append(keys, client.ObjectKeyFromObject(&b))
+		}
+		return keys
+	},
 	specOf: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
 		return &o.(*workv1alpha2.ResourceBinding).Spec
 	},
@@ -41,6 +52,14 @@ var clusterResourceBinding = kind{
 	finalizer:   workv1alpha2.ClusterResourceBindingControllerFinalizer,
 	logName:     "clusterResourceBinding",
 	newObject:   func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
+	newList:     func() client.ObjectList { return &workv1alpha2.ClusterResourceBindingList{} },
+	keysOf: func(l client.ObjectList) []types.NamespacedName {
+		var keys []types.NamespacedName
+		for _, b := range l.(*workv1alpha2.ClusterResourceBindingList).Items {
+			keys = append(keys, client.ObjectKeyFromObject(&b))
+		}
+		return keys
+	},
 	specOf: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
 		return &o.(*workv1alpha2.ClusterResourceBinding).Spec
 	},

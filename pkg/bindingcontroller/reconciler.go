@@ -41,6 +41,11 @@ type Reconciler struct {
 	// WorkStuckDeleting event is raised.
 	StuckWorkWarningAfter time.Duration
 
+	// PoliciesServed and ClustersServed say whether the API server serves override
+	// policies and Cluster objects; what it does not serve is neither read nor watched.
+	PoliciesServed bool
+	ClustersServed bool
+
 	// Ledger remembers what was written, so a resync of current Works costs no request.
 	Ledger *workapply.Ledger
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -17,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -89,6 +92,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if opts.ClusterSyncConcurrency <= 0 {
 		opts.ClusterSyncConcurrency = 8
 	}
+	policiesServed := served(mgr, policyv1alpha1.GroupVersion.WithKind("OverridePolicy")) &&
+		served(mgr, policyv1alpha1.GroupVersion.WithKind("ClusterOverridePolicy"))
+	clustersServed := served(mgr, clusterv1alpha1.GroupVersion.WithKind("Cluster"))
+	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", policiesServed, "clustersServed", clustersServed)
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	blocked := newBlockedBindings()
 	ledger := workapply.NewLedger()
@@ -115,6 +122,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,
 			StuckWorkWarningAfter:      opts.StuckWorkWarningAfter,
 			Ledger:                     ledger,
+			PoliciesServed:             policiesServed,
+			ClustersServed:             clustersServed,
 			blocked:                    blocked,
 		})
 		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
@@ -131,6 +140,14 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 		Named(name).
 		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, finalizingPredicate()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter})
+	if r.PoliciesServed {
+		b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy)).
+			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy))
+	}
+	if r.ClustersServed {
+		b = b.Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsTargeting),
+			builder.WithPredicates(clusterChanged()))
+	}
 	if watchWorks {
 		// Metadata only: the cache's memory must not grow with manifest size.
 		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged()))
@@ -159,6 +176,24 @@ func finalizingPredicate() predicate.Predicate {
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// served tells whether the API server serves gvk. Karmada serves Clusters from its
+// aggregated API server; a bare API server may serve neither Clusters nor policies.
+func served(mgr ctrl.Manager, gvk schema.GroupVersionKind) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil
+}
+
+// clusterChanged passes the Cluster changes override targeting can see: labels and spec
+// (provider, region, zones), not the status heartbeats.
+func clusterChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !maps.Equal(e.ObjectNew.GetLabels(), e.ObjectOld.GetLabels()) ||
+				e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration()
+		},
 	}
 }
 

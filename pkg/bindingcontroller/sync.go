@@ -116,10 +116,18 @@ func (r *Reconciler) fetchTemplate(ctx context.Context, s *scope) (*unstructured
 func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstructured.Unstructured) []workapply.Result {
 	targets := render.Targets(s.binding.Spec)
 	results := make([]workapply.Result, len(targets))
+	policies, clusters, err := r.overridesFor(ctx, template, targets)
+	if err != nil {
+		// Without the policies no cluster's Work can be rendered right; retry them all.
+		for i, t := range targets {
+			results[i] = workapply.Result{Cluster: t.Cluster, Outcome: workapply.Failed, Err: fmt.Errorf("cluster %s: %w", t.Cluster, err)}
+		}
+		return results
+	}
 	applier := r.applier()
 	forEach(len(targets), r.ClusterSyncConcurrency, func(i int) {
 		target := targets[i]
-		desired, err := render.Work(s.binding, template, target)
+		desired, err := render.Work(s.binding, template, target, render.Overrides{Policies: policies, Cluster: clusters[target.Cluster]})
 		if err != nil {
 			results[i] = workapply.RenderFailed(target.Cluster, err)
 			return

@@ -11,13 +11,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/overridepolicy"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // TestGolden renders every case under testdata/golden: binding.yaml and template.yaml in,
-// one want-<cluster>.yaml out per target cluster (the Work, or the error for that cluster).
+// and, when present, policies.yaml (OverridePolicies and ClusterOverridePolicies) and
+// clusters.yaml (Cluster objects); one want-<cluster>.yaml out per target cluster (the
+// Work, or the error for that cluster).
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/golden/*")
 	if err != nil || len(dirs) == 0 {
@@ -26,12 +31,13 @@ func TestGolden(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			b, template := loadCase(t, dir)
+			policies, clusters := loadOverrides(t, dir)
 			targets := Targets(b.Spec)
 			if len(targets) == 0 {
 				t.Fatal("case has no target cluster")
 			}
 			for _, target := range targets {
-				got := renderToYAML(t, b, template, target)
+				got := renderToYAML(t, b, template, target, Overrides{Policies: policies, Cluster: clusters[target.Cluster]})
 				path := filepath.Join(dir, "want-"+target.Cluster+".yaml")
 				if *update {
 					if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -51,10 +57,10 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func renderToYAML(t *testing.T, b Binding, template *unstructured.Unstructured, target Target) []byte {
+func renderToYAML(t *testing.T, b Binding, template *unstructured.Unstructured, target Target, o Overrides) []byte {
 	t.Helper()
 	before := template.DeepCopy()
-	work, err := Work(b, template, target)
+	work, err := Work(b, template, target, o)
 	if diff := cmp.Diff(before.Object, template.Object); diff != "" {
 		t.Fatalf("Work modified the template:\n%s", diff)
 	}
@@ -100,4 +106,60 @@ func loadCase(t *testing.T, dir string) (Binding, *unstructured.Unstructured) {
 		t.Fatalf("template.yaml: %v", err)
 	}
 	return b, template
+}
+
+// loadOverrides reads the optional policies.yaml and clusters.yaml of a case.
+func loadOverrides(t *testing.T, dir string) (overridepolicy.Policies, map[string]*clusterv1alpha1.Cluster) {
+	t.Helper()
+	var policies overridepolicy.Policies
+	clusters := map[string]*clusterv1alpha1.Cluster{}
+	for _, doc := range documents(t, filepath.Join(dir, "policies.yaml")) {
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatal(err)
+		}
+		switch meta.Kind {
+		case "ClusterOverridePolicy":
+			var p policyv1alpha1.ClusterOverridePolicy
+			if err := yaml.UnmarshalStrict(doc, &p); err != nil {
+				t.Fatalf("policies.yaml: %v", err)
+			}
+			policies.Cluster = append(policies.Cluster, p)
+		case "OverridePolicy":
+			var p policyv1alpha1.OverridePolicy
+			if err := yaml.UnmarshalStrict(doc, &p); err != nil {
+				t.Fatalf("policies.yaml: %v", err)
+			}
+			policies.Namespaced = append(policies.Namespaced, p)
+		default:
+			t.Fatalf("policies.yaml: unexpected kind %q", meta.Kind)
+		}
+	}
+	for _, doc := range documents(t, filepath.Join(dir, "clusters.yaml")) {
+		c := &clusterv1alpha1.Cluster{}
+		if err := yaml.UnmarshalStrict(doc, c); err != nil {
+			t.Fatalf("clusters.yaml: %v", err)
+		}
+		clusters[c.Name] = c
+	}
+	return policies, clusters
+}
+
+// documents splits a multi-document YAML file; a missing file has none.
+func documents(t *testing.T, path string) [][]byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs [][]byte
+	for _, doc := range strings.Split(string(raw), "\n---") {
+		if strings.TrimSpace(doc) != "" {
+			docs = append(docs, []byte(doc))
+		}
+	}
+	return docs
 }

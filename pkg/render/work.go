@@ -12,27 +12,51 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
+	"github.com/binding-controller/binding-controller/pkg/overridepolicy"
 )
 
-// Work renders the Work that target's cluster should hold for the binding's template.
-// template is not modified. An error concerns this cluster alone.
-func Work(b Binding, template *unstructured.Unstructured, target Target) (*workv1alpha1.Work, error) {
+// Overrides are the override policies that may apply to the template, and the member
+// cluster object they target by labels and fields (nil: known by name only).
+type Overrides struct {
+	Policies overridepolicy.Policies
+	Cluster  *clusterv1alpha1.Cluster
+}
+
+// Work renders the Work that target's cluster should hold for the binding's template:
+// replicas set from the cluster's share, override policies applied, pruned, then labelled
+// and annotated — Karmada's order. template is not modified. An error concerns this
+// cluster alone.
+func Work(b Binding, template *unstructured.Unstructured, target Target, o Overrides) (*workv1alpha1.Work, error) {
 	if err := names.ValidateClusterName(target.Cluster); err != nil {
 		return nil, err
 	}
 	workload := template.DeepCopy()
-	prune(workload)
 	if err := setReplicas(workload, b.Spec, target); err != nil {
 		return nil, fmt.Errorf("setting replicas of %s for cluster %s: %w", describe(template), target.Cluster, err)
 	}
+	cluster := o.Cluster
+	if cluster == nil {
+		cluster = &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: target.Cluster}}
+	}
+	workload, applied, err := overridepolicy.Apply(workload, cluster, o.Policies)
+	if err != nil {
+		return nil, err
+	}
+	appliedAnnotations, err := applied.Annotations()
+	if err != nil {
+		return nil, fmt.Errorf("recording the overrides applied for cluster %s: %w", target.Cluster, err)
+	}
+	prune(workload)
 
 	workName := names.WorkName(template.GetKind(), template.GetNamespace(), template.GetName())
 	workNamespace := names.ExecutionNamespace(target.Cluster)
-	conflict := conflictResolution(template, b.Spec)
+	// Karmada reads the template's choice after overrides, so a policy may set it per cluster.
+	conflict := conflictResolution(workload, b.Spec)
 
 	labels := mergeInto(workload.GetLabels(), b.Labels())
 	labels[workv1alpha1.ManagedByKarmadaLabel] = workv1alpha1.ManagedByKarmadaLabelValue
@@ -54,7 +78,7 @@ func Work(b Binding, template *unstructured.Unstructured, target Target) (*workv
 		return nil, fmt.Errorf("encoding %s for cluster %s: %w", describe(template), target.Cluster, err)
 	}
 
-	workAnnotations := b.Annotations()
+	workAnnotations := mergeInto(b.Annotations(), appliedAnnotations)
 	workAnnotations[workv1alpha1.ConflictResolutionAnnotation] = conflict
 	return &workv1alpha1.Work{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: "Work"},

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
@@ -226,15 +227,42 @@ func keyOf(o metav1.Object) types.NamespacedName {
 	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
+// ownedLabels and ownedAnnotations are the Work metadata keys the binding controller
+// writes: one of them that the desired Work does not carry (the overrides of a policy
+// that went away, say) must go. Any other key belongs to someone else and stays.
+var (
+	ownedLabels = []string{
+		workv1alpha2.ResourceBindingPermanentIDLabel,
+		workv1alpha2.ClusterResourceBindingPermanentIDLabel,
+	}
+	ownedAnnotations = append(slices.Clone(ownershipAnnotations),
+		workv1alpha1.ConflictResolutionAnnotation,
+		policyv1alpha1.AppliedOverridesAnnotation,
+		policyv1alpha1.AppliedClusterOverridesAnnotation,
+	)
+)
+
 // metadataHolds tells whether existing's labels, annotations and finalizers hold what
-// desired asks for. Those that others added are not drift.
+// desired asks for, and none of the keys the controller owns but no longer wants.
 func metadataHolds(existing metav1.Object, desired *workv1alpha1.Work) bool {
 	for _, f := range desired.Finalizers {
 		if !slices.Contains(existing.GetFinalizers(), f) {
 			return false
 		}
 	}
-	return containsAll(existing.GetLabels(), desired.Labels) && containsAll(existing.GetAnnotations(), desired.Annotations)
+	return holds(existing.GetLabels(), desired.Labels, ownedLabels) &&
+		holds(existing.GetAnnotations(), desired.Annotations, ownedAnnotations)
+}
+
+func holds(have, want map[string]string, owned []string) bool {
+	for _, k := range owned {
+		if _, wanted := want[k]; !wanted {
+			if _, has := have[k]; has {
+				return false
+			}
+		}
+	}
+	return containsAll(have, want)
 }
 
 // UpToDate tells whether existing already holds everything desired asks for.
@@ -282,12 +310,18 @@ func mergeDesired(work, desired *workv1alpha1.Work) {
 			work.Finalizers = append(work.Finalizers, f)
 		}
 	}
-	work.Labels = overlay(work.Labels, desired.Labels)
-	work.Annotations = overlay(work.Annotations, desired.Annotations)
+	work.Labels = overlay(work.Labels, desired.Labels, ownedLabels)
+	work.Annotations = overlay(work.Annotations, desired.Annotations, ownedAnnotations)
 	work.Spec = *desired.Spec.DeepCopy()
 }
 
-func overlay(base, extra map[string]string) map[string]string {
+// overlay writes extra into base, and drops the owned keys extra does not have.
+func overlay(base, extra map[string]string, owned []string) map[string]string {
+	for _, k := range owned {
+		if _, wanted := extra[k]; !wanted {
+			delete(base, k)
+		}
+	}
 	if base == nil && len(extra) > 0 {
 		base = make(map[string]string, len(extra))
 	}

@@ -291,3 +291,19 @@ func TestWithoutLedgerEntryTheWorkIsReadOnce(t *testing.T) {
 		t.Fatalf("requests %v, want exactly one live read and no write", c)
 	}
 }
+
+func TestOwnedAnnotationsNoLongerDesiredAreRemoved(t *testing.T) {
+	existing := desiredWork(`{"kind":"Deployment"}`)
+	existing.Annotations["policy.karmada.io/applied-overrides"] = `[{"policyName":"gone"}]`
+	existing.Annotations["example.com/keep"] = "yes"
+	c := counter{}
+	a, cl := newApplier(t, c, interceptor.Funcs{}, existing)
+	if r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment"}`)); r.Outcome != Updated {
+		t.Fatalf("got %s %v, want updated", r.Outcome, r.Err)
+	}
+	got := &workv1alpha1.Work{}
+	_ = cl.Get(context.Background(), client.ObjectKeyFromObject(existing), got)
+	if _, stale := got.Annotations["policy.karmada.io/applied-overrides"]; stale || got.Annotations["example.com/keep"] != "yes" {
+		t.Fatalf("annotations %v: the stale override record must go and others' annotations stay", got.Annotations)
+	}
+}

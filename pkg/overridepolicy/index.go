@@ -1,0 +1,166 @@
+package overridepolicy
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+// Finding the bindings a policy change affects, without fetching templates.
+//
+// A binding's spec.resource names its template (apiVersion, kind, namespace, name) but
+// not the template's labels, so an index can only narrow a policy down to the bindings
+// it may select: a selector with a name is exact, one with a labelSelector (or with
+// neither) stands for every template of its kind in its namespace. That superset is
+// what is wanted: re-syncing a binding the policy turns out not to select is harmless.
+//
+// Keys have the form "<apiVersion>/<kind>/<namespace>/<name>", where namespace and name
+// may be the Wildcard "*", and apiVersion and kind may both be "*" (all kinds); a
+// cluster-scoped template has an empty namespace ("rbac.authorization.k8s.io/v1/ClusterRole//admin").
+//
+// Usage with a controller-runtime field index:
+//
+//	// index every binding under TemplateIndexValues(TemplateRefOfBinding(b.Spec.Resource));
+//	// on a change of a policy (for an update, of its old and of its new version):
+//	for _, key := range IndexKeys(policy.Namespace, policy.Spec.ResourceSelectors) {
+//		list the bindings whose index holds key, and enqueue them
+//	}
+//
+// ClusterOverridePolicies are looked up in the ResourceBinding and the
+// ClusterResourceBinding index, OverridePolicies in the ResourceBinding index only.
+// SelectsTemplate answers the same question for one template without an index.
+
+// Wildcard stands for any namespace, any name, or (as apiVersion and kind) any kind.
+const Wildcard = "*"
+
+// TemplateRef identifies a resource template as a binding's spec.resource does.
+type TemplateRef struct {
+	APIVersion string
+	Kind       string
+	Namespace  string // empty for cluster-scoped templates
+	Name       string
+}
+
+// TemplateRefOf returns the TemplateRef of a template object.
+func TemplateRefOf(template *unstructured.Unstructured) TemplateRef {
+	return TemplateRef{
+		APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
+		Namespace: template.GetNamespace(), Name: template.GetName(),
+	}
+}
+
+// TemplateRefOfBinding returns the TemplateRef of a binding's spec.resource.
+func TemplateRefOfBinding(resource workv1alpha2.ObjectReference) TemplateRef {
+	return TemplateRef{
+		APIVersion: resource.APIVersion, Kind: resource.Kind,
+		Namespace: resource.Namespace, Name: resource.Name,
+	}
+}
+
+func indexKey(apiVersion, kind, namespace, name string) string {
+	return apiVersion + "/" + kind + "/" + namespace + "/" + name
+}
+
+// TemplateIndexValues returns the index values of a binding whose template is ref: the
+// exact key and its wildcard variants, so that it is found by every key IndexKeys may
+// produce for a policy that could select it:
+//
+//	apps/v1/Deployment/default/nginx   selector naming it
+//	apps/v1/Deployment/default/*       selector on its kind in its namespace (label selector or none)
+//	apps/v1/Deployment/*/nginx         ClusterOverridePolicy selector naming it in any namespace
+//	apps/v1/Deployment/*/*             ClusterOverridePolicy selector on its kind in any namespace
+//	*/*/default/*                      OverridePolicy of its namespace without selectors (namespaced templates only)
+//	*/*/*/*                            ClusterOverridePolicy without selectors
+func TemplateIndexValues(ref TemplateRef) []string {
+	values := []string{
+		indexKey(ref.APIVersion, ref.Kind, ref.Namespace, ref.Name),
+		indexKey(ref.APIVersion, ref.Kind, ref.Namespace, Wildcard),
+		indexKey(ref.APIVersion, ref.Kind, Wildcard, ref.Name),
+		indexKey(ref.APIVersion, ref.Kind, Wildcard, Wildcard),
+	}
+	if ref.Namespace != "" {
+		values = append(values, indexKey(Wildcard, Wildcard, ref.Namespace, Wildcard))
+	}
+	return append(values, indexKey(Wildcard, Wildcard, Wildcard, Wildcard))
+}
+
+// IndexKeys returns the sorted, distinct index keys of the templates a policy with these
+// resourceSelectors may select. policyNamespace is the namespace of an OverridePolicy —
+// its selectors without a namespace mean that namespace, and selectors naming another
+// namespace select nothing — or empty for a ClusterOverridePolicy, whose selectors
+// without a namespace mean every namespace (and cluster-scoped templates).
+//
+// A selector with a name gives the exact key; one without gives the kind's wildcard key
+// in its namespace. No selectors at all (every resource) gives "*/*/<namespace>/*" for
+// an OverridePolicy and "*/*/*/*" for a ClusterOverridePolicy.
+func IndexKeys(policyNamespace string, selectors []policyv1alpha1.ResourceSelector) []string {
+	if len(selectors) == 0 {
+		namespace := policyNamespace
+		if namespace == "" {
+			namespace = Wildcard
+		}
+		return []string{indexKey(Wildcard, Wildcard, namespace, Wildcard)}
+	}
+	keys := make([]string, 0, len(selectors))
+	for i := range selectors {
+		rs := &selectors[i]
+		namespace, ok := selectorNamespace(policyNamespace, rs)
+		if !ok {
+			continue
+		}
+		name := rs.Name
+		if name == "" {
+			name = Wildcard
+		}
+		keys = append(keys, indexKey(rs.APIVersion, rs.Kind, namespace, name))
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// selectorNamespace is the namespace a selector effectively names, Wildcard for any,
+// and false when the selector can select nothing.
+func selectorNamespace(policyNamespace string, rs *policyv1alpha1.ResourceSelector) (string, bool) {
+	switch {
+	case policyNamespace == "" && rs.Namespace == "":
+		return Wildcard, true
+	case policyNamespace == "":
+		return rs.Namespace, true
+	case rs.Namespace == "" || rs.Namespace == policyNamespace:
+		return policyNamespace, true
+	default:
+		return "", false
+	}
+}
+
+// SelectsTemplate reports whether a policy of policyNamespace (empty for a
+// ClusterOverridePolicy) with these resourceSelectors may select the template ref,
+// judging by apiVersion, kind, namespace and name only: a selector with a labelSelector
+// counts as selecting every template of its kind and namespace. It is true exactly when
+// IndexKeys(policyNamespace, selectors) and TemplateIndexValues(ref) share a key; when
+// it is false, the policy certainly does not apply to the template.
+func SelectsTemplate(policyNamespace string, selectors []policyv1alpha1.ResourceSelector, ref TemplateRef) bool {
+	if policyNamespace != "" && ref.Namespace != policyNamespace {
+		return false
+	}
+	if len(selectors) == 0 {
+		return true
+	}
+	for i := range selectors {
+		rs := &selectors[i]
+		if rs.APIVersion != ref.APIVersion || rs.Kind != ref.Kind {
+			continue
+		}
+		namespace, ok := selectorNamespace(policyNamespace, rs)
+		if !ok || (namespace != Wildcard && namespace != ref.Namespace) {
+			continue
+		}
+		if rs.Name == "" || rs.Name == ref.Name {
+			return true
+		}
+	}
+	return false
+}

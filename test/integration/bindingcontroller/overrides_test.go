@@ -1,0 +1,150 @@
+package bindingcontroller_test
+
+import (
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+func manifestOf(key types.NamespacedName) func() string {
+	return func() string {
+		w := getWork(key)
+		if w == nil || len(w.Spec.Workload.Manifests) == 0 {
+			return ""
+		}
+		return string(w.Spec.Workload.Manifests[0].Raw)
+	}
+}
+
+func annotationOf(key types.NamespacedName, name string) func() string {
+	return func() string {
+		if w := getWork(key); w != nil {
+			return w.Annotations[name]
+		}
+		return ""
+	}
+}
+
+var _ = Describe("Override policies and Clusters", func() {
+	It("re-renders the selected bindings when a policy comes, changes and goes", func() {
+		ns := newNamespace()
+		d := deployment(ns, "shop")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "shop-deployment", "id-1", d, "member1", "member2"))).To(Succeed())
+		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-1"))
+		Expect(manifestOf(workKey("member2", d))()).To(ContainSubstring(`"image":"nginx:1.27"`))
+
+		op := &policyv1alpha1.OverridePolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "shop-images", Namespace: ns},
+			Spec: policyv1alpha1.OverrideSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "shop"}},
+				OverrideRules: []policyv1alpha1.RuleWithCluster{{
+					TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}},
+					Overriders: policyv1alpha1.Overriders{ImageOverrider: []policyv1alpha1.ImageOverrider{{
+						Component: "Registry", Operator: "replace", Value: "mirror.example.com"}}},
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, op)).To(Succeed())
+		Eventually(manifestOf(workKey("member2", d))).Should(ContainSubstring(`"image":"mirror.example.com/nginx:1.27"`))
+		Eventually(annotationOf(workKey("member2", d), policyv1alpha1.AppliedOverridesAnnotation)).Should(ContainSubstring(`"policyName":"shop-images"`))
+		Expect(manifestOf(workKey("member1", d))()).To(ContainSubstring(`"image":"nginx:1.27"`))
+		Expect(annotationOf(workKey("member1", d), policyv1alpha1.AppliedOverridesAnnotation)()).To(BeEmpty())
+
+		By("a policy that breaks for one cluster fails that cluster only, naming policy, overrider and cluster")
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(op), op); err != nil {
+				return err
+			}
+			op.Spec.OverrideRules[0].Overriders.Plaintext = []policyv1alpha1.PlaintextOverrider{{Path: "/spec/nothing/here", Operator: "remove"}}
+			return k8s.Update(ctx, op)
+		})).To(Succeed())
+		Eventually(worksSyncedOn(ns, "shop-deployment")).Should(ContainSubstring(
+			"member2: rendering work: OverridePolicy " + ns + "/shop-images, overrideRules[0].plaintext[0], cluster member2: "))
+		Expect(workState(workKey("member1", d))()).To(Equal("live:id-1"))
+
+		By("the policy going away restores the template's own image")
+		Expect(k8s.Delete(ctx, op)).To(Succeed())
+		Eventually(manifestOf(workKey("member2", d))).Should(ContainSubstring(`"image":"nginx:1.27"`))
+		Eventually(worksSyncedOn(ns, "shop-deployment")).Should(Equal("True Synced: 2/2 clusters synced"))
+		Expect(annotationOf(workKey("member2", d), policyv1alpha1.AppliedOverridesAnnotation)()).To(BeEmpty())
+	})
+
+	It("re-renders the bindings targeting a Cluster whose labels change", func() {
+		cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"}}
+		Expect(k8s.Create(ctx, cluster)).To(Succeed())
+		DeferCleanup(func() { Expect(k8s.Delete(ctx, cluster)).To(Succeed()) })
+		ns := newNamespace()
+		cop := &policyv1alpha1.ClusterOverridePolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "canary-" + ns},
+			Spec: policyv1alpha1.OverrideSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns}},
+				OverrideRules: []policyv1alpha1.RuleWithCluster{{
+					TargetCluster: &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{
+						MatchLabels: map[string]string{"stage": "canary"}}},
+					Overriders: policyv1alpha1.Overriders{LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{
+						Operator: "add", Value: map[string]string{"canary": "true"}}}},
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, cop)).To(Succeed())
+		DeferCleanup(func() { Expect(k8s.Delete(ctx, cop)).To(Succeed()) })
+		d := deployment(ns, "web")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "web-deployment", "id-1", d, "member3"))).To(Succeed())
+		Eventually(workState(workKey("member3", d))).Should(Equal("live:id-1"))
+		Expect(manifestOf(workKey("member3", d))()).NotTo(ContainSubstring(`"canary":"true"`))
+
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(cluster), cluster); err != nil {
+				return err
+			}
+			cluster.Labels = map[string]string{"stage": "canary"}
+			return k8s.Update(ctx, cluster)
+		})).To(Succeed())
+		Eventually(manifestOf(workKey("member3", d))).Should(ContainSubstring(`"canary":"true"`))
+		Expect(annotationOf(workKey("member3", d), policyv1alpha1.AppliedClusterOverridesAnnotation)()).To(ContainSubstring(cop.Name))
+	})
+})
+
+var _ = Describe("Graceful eviction with purgeMode Directly", func() {
+	It("writes no new Work until the evicted cluster's Work is gone", func() {
+		ns := newNamespace()
+		d := deployment(ns, "moving")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		rb := binding(ns, "moving-deployment", "id-1", d, "member1")
+		Expect(k8s.Create(ctx, rb)).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-1"))
+
+		sim.Disconnect("member1")
+		DeferCleanup(sim.Connect, "member1")
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+				return err
+			}
+			rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 1}}
+			rb.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{
+				FromCluster: "member1", PurgeMode: "Directly", Reason: "TaintUntolerated", Producer: "taint-manager"}}
+			return k8s.Update(ctx, rb)
+		})).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("terminating"))
+		Eventually(worksSyncedOn(ns, "moving-deployment")).Should(Equal(
+			"False WaitingForEviction: waiting for the Works of clusters evicted with purgeMode Directly to be deleted: member1"))
+		Consistently(workState(workKey("member2", d)), 2*time.Second).Should(Equal("absent"))
+
+		sim.Connect("member1")
+		Eventually(workState(workKey("member1", d))).Should(Equal("absent"))
+		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-1"))
+		Eventually(func() bool { return strings.HasPrefix(worksSyncedOn(ns, "moving-deployment")(), "True") }).Should(BeTrue())
+	})
+})
