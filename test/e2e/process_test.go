@@ -1,14 +1,14 @@
 package e2e
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/binding-controller/binding-controller/test/testkit"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,7 +17,7 @@ import (
 // managerProcess is one running binding-controller-manager.
 type managerProcess struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testkit.SyncBuffer
 	done chan struct{}
 	err  error
 }
@@ -30,7 +30,7 @@ func startManager(args ...string) *managerProcess {
 
 func startManagerWithKubeconfig(path string, args ...string) *managerProcess {
 	args = append([]string{"--kubeconfig", path}, args...)
-	p := &managerProcess{cmd: exec.Command(binary, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &managerProcess{cmd: exec.Command(binary, args...), out: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout = io.MultiWriter(p.out, GinkgoWriter)
 	p.cmd.Stderr = io.MultiWriter(p.out, GinkgoWriter)
 	Expect(p.cmd.Start()).To(Succeed())
@@ -85,21 +85,4 @@ users:
   user: {token: none}
 `), 0o600)).To(Succeed())
 	return path
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -3,44 +3,24 @@ package e2e
 import (
 	"time"
 
+	"github.com/binding-controller/binding-controller/test/testkit"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
-func nginxDeployment() *appsv1.Deployment {
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "default"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](3),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}},
-			},
-		},
-	}
-}
+func nginxDeployment() *appsv1.Deployment { return testkit.Deployment("default", "nginx") }
 
 func nginxBinding(permanentID string) *workv1alpha2.ResourceBinding {
-	return &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "nginx-deployment", Namespace: "default",
-			Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: permanentID}},
-		Spec: workv1alpha2.ResourceBindingSpec{
-			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx"},
-			Replicas: 3,
-			Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 1}, {Name: "member3", Replicas: 1}},
-		},
-	}
+	return testkit.Binding("default", "nginx-deployment", permanentID, nginxDeployment(), "member1", "member2", "member3")
 }
 
 func nginxWork(cluster string) func() string {

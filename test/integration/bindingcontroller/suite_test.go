@@ -4,12 +4,10 @@
 package bindingcontroller_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,16 +19,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/binding-controller/binding-controller/pkg/controllermanager"
 	"github.com/binding-controller/binding-controller/test/envtestutil"
 	"github.com/binding-controller/binding-controller/test/executionsim"
+	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 var (
 	ctx  context.Context
 	k8s  client.Client // uncached: what a user would see
 	sim  *executionsim.Simulator
-	logs = &syncBuffer{}
+	logs = &testkit.SyncBuffer{}
 )
 
 // members have execution namespaces from the start.
@@ -50,7 +48,6 @@ var _ = BeforeSuite(func() {
 		filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
-	// Cleanups run last-registered first: the controller stops before the API server.
 	var cancel context.CancelFunc
 	ctx, cancel = context.WithCancel(context.Background())
 
@@ -60,47 +57,18 @@ var _ = BeforeSuite(func() {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-" + m}})).To(Succeed())
 	}
 
-	opts := controllermanager.NewOptions()
-	opts.LeaderElect = false
-	opts.MetricsBindAddress = "0"
-	opts.HealthProbeBindAddress = "0"
+	opts := testkit.InProcessOptions()
 	// Keep the backoff short so a retry-driven recovery shows within the test's patience.
 	opts.RateLimiter.MaxDelay = 2 * time.Second
 	opts.StuckWorkWarningAfter = 3 * time.Second
-	mgr, err := controllermanager.NewManager(ctx, cfg, opts)
+	stop, err := testkit.RunManager(ctx, cfg, opts, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
 	Expect(err).NotTo(HaveOccurred())
-	stopped := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(stopped)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	DeferCleanup(func() {
-		cancel()
-		<-stopped
-	})
+	// Cleanups run last-registered first: the controller stops before the API server.
+	DeferCleanup(func() { stop(); cancel() })
 
 	sim = executionsim.New(k8s, 50*time.Millisecond)
 	go sim.Run(ctx)
 })
-
-// syncBuffer collects the controller's log output for assertions.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 var nsCounter int
 

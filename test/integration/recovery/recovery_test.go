@@ -10,20 +10,18 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/pkg/controllermanager"
 	"github.com/binding-controller/binding-controller/test/envtestutil"
 	"github.com/binding-controller/binding-controller/test/executionsim"
+	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 var (
@@ -51,23 +49,14 @@ var _ = BeforeSuite(func() {
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-" + m}})).To(Succeed())
 	}
 
-	opts := controllermanager.NewOptions()
-	opts.LeaderElect = false
-	opts.MetricsBindAddress = "0"
-	opts.HealthProbeBindAddress = "0"
+	opts := testkit.InProcessOptions()
 	// Every retry, and the safety recheck, is ten minutes away.
 	opts.RateLimiter.BaseDelay = 10 * time.Minute
 	opts.RateLimiter.MaxDelay = 10 * time.Minute
 	opts.BlockedWorkRecheckInterval = 10 * time.Minute
-	mgr, err := controllermanager.NewManager(ctx, cfg, opts)
+	stop, err := testkit.RunManager(ctx, cfg, opts, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
 	Expect(err).NotTo(HaveOccurred())
-	stopped := make(chan struct{})
-	go func() {
-		defer GinkgoRecover()
-		defer close(stopped)
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	DeferCleanup(func() { cancel(); <-stopped })
+	DeferCleanup(func() { stop(); cancel() })
 
 	sim = executionsim.New(k8s, 20*time.Millisecond)
 	go sim.Run(ctx)
@@ -91,17 +80,7 @@ func syncs() float64 {
 
 var _ = Describe("A cluster blocked by a terminating Work", func() {
 	It("gets its new Work within seconds of the old one going, with every retry ten minutes away", func() {
-		d := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: "default"},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To[int32](2),
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx"}}},
-				},
-			},
-		}
+		d := testkit.Deployment("default", "nginx")
 		Expect(k8s.Create(ctx, d)).To(Succeed())
 		newBinding := func(id string) *workv1alpha2.ResourceBinding {
 			return &workv1alpha2.ResourceBinding{
