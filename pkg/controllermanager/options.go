@@ -66,7 +66,10 @@ func NewOptions() *Options {
 		BlockedWorkRecheckInterval:   30 * time.Second,
 		StuckWorkWarningAfter:        5 * time.Minute,
 		WatchWorks:                   true,
-		KubeAPIQPS:                   500,
+		// Client-side throttling off: the API server's priority and fairness does the
+		// limiting (client-go backs off on its 429s). Karmada's 40 QPS caps a binding
+		// controller far below what the API server can take.
+		KubeAPIQPS:                   -1,
 		KubeAPIBurst:                 1000,
 		LeaderElect:                  true,
 		LeaderElectLeaseDuration:     15 * time.Second,
@@ -113,8 +116,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"Watch the Works the controller manages, so a deleted or edited Work re-syncs its binding at once. "+
 			"Turning it off leaves recovery to the retry backoff, as in Karmada; only for comparison.")
 	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
-		"Client-side request rate limit towards the API server, per second. A negative value turns client-side throttling off.")
-	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Client-side request burst towards the API server.")
+		"Client-side request rate limit towards the API server, per second. Negative (the default) turns client-side throttling off and leaves the limiting to the API server's priority and fairness.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Client-side request burst towards the API server, when --kube-api-qps is positive.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"Elect a leader on a Lease so that only one replica writes Works.")
 	fs.DurationVar(&o.LeaderElectLeaseDuration, "leader-elect-lease-duration", o.LeaderElectLeaseDuration,
