@@ -63,9 +63,9 @@ func NewOptions() *Options {
 		RateLimiter: bindingcontroller.RateLimiterOptions{
 			BaseDelay: 5 * time.Millisecond, MaxDelay: 1000 * time.Second, QPS: 10, BucketSize: 100,
 		},
-		BlockedWorkRecheckInterval:   30 * time.Second,
-		StuckWorkWarningAfter:        5 * time.Minute,
-		WatchWorks:                   true,
+		BlockedWorkRecheckInterval: 30 * time.Second,
+		StuckWorkWarningAfter:      5 * time.Minute,
+		WatchWorks:                 true,
 		// Client-side throttling off: the API server's priority and fairness does the
 		// limiting (client-go backs off on its 429s). Karmada's 40 QPS caps a binding
 		// controller far below what the API server can take.
