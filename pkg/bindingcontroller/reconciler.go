@@ -51,6 +51,8 @@ type Reconciler struct {
 
 	blocked *blockedBindings
 	stuck   *stuckWarnings
+	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
+	watchesWorks bool
 }
 
 // NewReconciler returns a Reconciler for kind with the given settings; zero durations
@@ -68,6 +70,7 @@ func NewReconciler(r Reconciler) *Reconciler {
 	if r.Ledger == nil {
 		r.Ledger = workapply.NewLedger()
 	}
+	r.watchesWorks = true
 	r.stuck = newStuckWarnings()
 	return &r
 }

@@ -29,7 +29,8 @@ const maxEventNote = 1024
 //     binding is requeued with backoff;
 //   - a cluster blocked by a terminating Work cannot succeed until that Work is gone, and
 //     its deletion event requeues the binding at once: only a slow safety recheck, no
-//     climb up the backoff ladder;
+//     climb up the backoff ladder (without the Work watch there is no such event, and the
+//     backoff is all there is, as in Karmada);
 //   - a cluster whose Work cannot be rendered (bad input) cannot succeed until the binding
 //     or its policies change, which requeues it: parked, no retry.
 func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
@@ -48,7 +49,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 		switch {
 		case conditionErr != nil || anyFailed(results, transient):
 			return ctrl.Result{}, err
-		case anyFailed(results, blocked):
+		case anyFailed(results, blocked) && r.watchesWorks:
 			recheck := r.BlockedWorkRecheckInterval
 			if stuckDue > 0 && stuckDue < recheck {
 				recheck = stuckDue

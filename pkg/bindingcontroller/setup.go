@@ -136,6 +136,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int,
 	limiter workqueue.TypedRateLimiter[reconcile.Request], watchWorks bool) error {
 	k := kindOf(r.Kind)
+	r.watchesWorks = watchWorks
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, finalizingPredicate()))).
