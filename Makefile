@@ -75,6 +75,23 @@ demo: envtest build ## Play the case it exists for (member1 disconnected), narra
 	go build -o $(BIN)/demo ./hack/demo
 	exec $(BIN)/demo --manager $(BIN)/binding-controller-manager
 
+##@ Benchmarks and soak (not part of make test)
+
+BENCH_ARGS ?=
+SOAK_DURATION ?= 10m
+
+.PHONY: bench
+bench: envtest ## Throughput, requests per Work, no-op resync and memory against the plain-client ceiling (bench/results/propagation.json).
+	go run ./hack/bench propagation $(BENCH_ARGS)
+
+.PHONY: bench-recovery
+bench-recovery: envtest ## Recovery latency of a blocked cluster, with the Work watch and backoff-only (bench/results/recovery.json).
+	go run ./hack/bench recovery $(BENCH_ARGS)
+
+.PHONY: soak
+soak: envtest ## Random bindings, cluster blocks and controller restarts for SOAK_DURATION; fails on a leak or a binding that never converges.
+	go run ./hack/soak --duration $(SOAK_DURATION)
+
 ##@ Test
 
 .PHONY: test

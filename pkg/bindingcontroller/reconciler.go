@@ -5,9 +5,11 @@ package bindingcontroller
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,6 +55,38 @@ type Reconciler struct {
 	stuck   *stuckWarnings
 	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
 	watchesWorks bool
+	// released are the bindings whose finalizer this process let go. The cache may still
+	// show such a binding alive for a moment after it is gone, and a sync of that stale
+	// copy would write Works nobody will ever delete.
+	released *releasedBindings
+}
+
+// releasedBindings remembers the UIDs of bindings released recently.
+type releasedBindings struct {
+	mu   sync.Mutex
+	uids map[types.UID]time.Time
+}
+
+// releasedMemory is how long a released binding is remembered: far longer than any cache lag.
+const releasedMemory = 10 * time.Minute
+
+func (b *releasedBindings) add(uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	for u, at := range b.uids {
+		if now.Sub(at) > releasedMemory {
+			delete(b.uids, u)
+		}
+	}
+	b.uids[uid] = now
+}
+
+func (b *releasedBindings) has(uid types.UID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.uids[uid]
+	return ok
 }
 
 // NewReconciler returns a Reconciler for kind with the given settings; zero durations
@@ -71,6 +105,7 @@ func NewReconciler(r Reconciler) *Reconciler {
 		r.Ledger = workapply.NewLedger()
 	}
 	r.watchesWorks = true
+	r.released = &releasedBindings{uids: map[types.UID]time.Time{}}
 	r.stuck = newStuckWarnings()
 	return &r
 }
@@ -85,6 +120,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.blocked.record(bindingIndexValue(k.BindingKind, req.Namespace, req.Name), nil)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.released.has(obj.GetUID()) {
+		// A stale cached copy of a binding this process already let go.
+		return ctrl.Result{}, nil
 	}
 	s := newScope(k, obj)
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("binding", klog.KObj(obj)))

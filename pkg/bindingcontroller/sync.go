@@ -2,6 +2,7 @@ package bindingcontroller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -30,13 +31,20 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		return ctrl.Result{}, fmt.Errorf("adding finalizer %s to %s: %w", s.finalizer, s, err)
 	}
 
+	// Orphans go first and whatever happens to the template: a cluster the binding no longer
+	// targets must lose its workload even while the template is missing.
+	orphans, err := r.removeOrphanWorks(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	template, err := r.fetchTemplate(ctx, s)
 	switch {
 	case apierrors.IsNotFound(err):
 		// The binding outlived its template, or the template is not there yet; a retry
 		// would find the same. The binding changes when the template comes back.
 		logger.Info("Resource template not found; nothing to sync until the binding changes", "resource", err.Error())
-		return ctrl.Result{}, r.setCondition(ctx, s, syncFailed(fmt.Errorf("resource template not found: %w", err)))
+		return ctrl.Result{}, errors.Join(r.setCondition(ctx, s, syncFailed(fmt.Errorf("resource template not found: %w", err))),
+			workapply.Aggregate(orphans))
 	case isInputError(err):
 		return ctrl.Result{}, r.reportUnsyncable(ctx, s, err)
 	case err != nil:
@@ -48,10 +56,6 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	results := r.ensureWorks(ctx, s, template)
 	targets := len(results)
-	orphans, err := r.removeOrphanWorks(ctx, s, template)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	return r.report(ctx, s, template, targets, append(results, orphans...))
 }
 
@@ -140,7 +144,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 // removeOrphanWorks deletes the binding's Works that no target needs any more: clusters
 // that were unscheduled, and Works named after an earlier template. Clusters being
 // gracefully evicted keep their Works until the eviction task ends.
-func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope, template *unstructured.Unstructured) ([]workapply.Result, error) {
+func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope) ([]workapply.Result, error) {
 	works, err := r.worksOf(ctx, s)
 	if err != nil {
 		return nil, err
@@ -150,7 +154,7 @@ func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope, template *
 		wanted[t.Cluster] = true
 	}
 	keep, _ := render.EvictingClusters(s.binding.Spec)
-	workName := names.WorkName(template.GetKind(), template.GetNamespace(), template.GetName())
+	workName := s.workName()
 
 	var results []workapply.Result
 	applier := r.applier()
@@ -211,13 +215,36 @@ func (r *Reconciler) purgeEvictedDirectly(ctx context.Context, s *scope) (bool, 
 	return true, workapply.Aggregate(results)
 }
 
-// worksOf lists, from the cache, the metadata of every Work whose annotations name this binding.
+// worksOf lists the metadata of every Work whose annotations name this binding: those in
+// the cache, and those this process wrote that the cache has not seen yet.
 func (r *Reconciler) worksOf(ctx context.Context, s *scope) ([]metav1.PartialObjectMetadata, error) {
 	list := workapply.WorkMetadataList()
 	if err := r.Client.List(ctx, list, client.MatchingFields{workByBindingIndex: s.indexKey()}); err != nil {
 		return nil, fmt.Errorf("listing works of %s: %w", s, err)
 	}
-	return list.Items, nil
+	works := list.Items
+	cached := map[types.NamespacedName]bool{}
+	for i := range works {
+		cached[client.ObjectKeyFromObject(&works[i])] = true
+	}
+	owner := &metav1.ObjectMeta{Annotations: s.binding.Annotations()}
+	for _, w := range r.Ledger.WorksOf(owner) {
+		if !cached[client.ObjectKeyFromObject(&w)] {
+			works = append(works, w)
+		}
+	}
+	return works, nil
+}
+
+// workName is the name of the binding's Works, from spec.resource: it is known even when
+// the template is not there.
+func (s *scope) workName() string {
+	ref := s.binding.Spec.Resource
+	namespace := ref.Namespace
+	if namespace == "" && s.BindingKind == render.ResourceBindingKind {
+		namespace = s.obj.GetNamespace()
+	}
+	return names.WorkName(ref.Kind, namespace, ref.Name)
 }
 
 // forEach runs fn for 0..n-1 with at most limit running at once, and returns when all are done.

@@ -139,6 +139,23 @@ func checkAPIServer(ctx context.Context, cfg *rest.Config, o *Options) error {
 	return nil
 }
 
+// cacheSyncWatcher records when the informer caches have synced. It runs on every replica,
+// not only the leader: a standby must be ready to take over, and say so.
+type cacheSyncWatcher struct {
+	cache  interface{ WaitForCacheSync(context.Context) bool }
+	synced *atomic.Bool
+}
+
+func (w *cacheSyncWatcher) Start(ctx context.Context) error {
+	if w.cache.WaitForCacheSync(ctx) {
+		w.synced.Store(true)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (w *cacheSyncWatcher) NeedLeaderElection() bool { return false }
+
 // addProbes serves /healthz while the process lives and /readyz once the informer caches
 // have synced, so a rollout waits for a replica that can actually serve.
 func addProbes(mgr manager.Manager) error {
@@ -146,13 +163,7 @@ func addProbes(mgr manager.Manager) error {
 		return err
 	}
 	var synced atomic.Bool
-	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		if mgr.GetCache().WaitForCacheSync(ctx) {
-			synced.Store(true)
-		}
-		<-ctx.Done()
-		return nil
-	}))
+	err := mgr.Add(&cacheSyncWatcher{cache: mgr.GetCache(), synced: &synced})
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ type ledgerEntry struct {
 	uid        types.UID
 	generation int64
 	hash       uint64
+	owner      string // the binding the Work's annotations name
 }
 
 // NewLedger returns an empty ledger.
@@ -40,7 +41,29 @@ func (l *Ledger) remember(work metav1.Object, hash uint64) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.entries[keyOf(work)] = ledgerEntry{uid: work.GetUID(), generation: work.GetGeneration(), hash: hash}
+	l.entries[keyOf(work)] = ledgerEntry{uid: work.GetUID(), generation: work.GetGeneration(), hash: hash, owner: ownerOf(work)}
+}
+
+// WorksOf returns, as metadata, the Works the ledger holds for the binding a Work of
+// desired's ownership annotations would name. The informer cache may not have seen a Work
+// created a moment ago; cleaning up from the cache alone would leave it orphaned.
+func (l *Ledger) WorksOf(owner metav1.Object) []metav1.PartialObjectMetadata {
+	if l == nil {
+		return nil
+	}
+	want := ownerOf(owner)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var works []metav1.PartialObjectMetadata
+	for key, e := range l.entries {
+		if e.owner != want {
+			continue
+		}
+		w := WorkMetadata()
+		w.Namespace, w.Name, w.UID = key.Namespace, key.Name, e.uid
+		works = append(works, *w)
+	}
+	return works
 }
 
 func (l *Ledger) forget(key types.NamespacedName) {

@@ -1,0 +1,89 @@
+package benchkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// Parallel runs fn(ctx, i) for i in 0..n-1 with at most workers at once. The first error
+// cancels the rest and is returned.
+func Parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, i int) error) error {
+	if workers < 1 {
+		workers = 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for w := 0; w < workers && w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+				}
+			}
+		}()
+	}
+feed:
+	for i := 0; i < n; i++ {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// FreeAddress returns a 127.0.0.1:port nothing listens on right now.
+func FreeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// Poll calls cond every interval until it returns true or an error, or timeout passes.
+func Poll(parent context.Context, interval, timeout time.Duration, what string, cond func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		ok, err := cond(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if parent.Err() != nil {
+				return parent.Err()
+			}
+			return fmt.Errorf("%s: %w after %s", what, ErrTimeout, timeout)
+		case <-t.C:
+		}
+	}
+}
+
+// ErrTimeout marks a wait that ran out of time.
+var ErrTimeout = errors.New("timed out")

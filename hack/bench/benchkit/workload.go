@@ -1,0 +1,150 @@
+package benchkit
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/names"
+	"github.com/binding-controller/binding-controller/pkg/render"
+)
+
+// Member returns the name of member cluster i (0-based): member1, member2, …
+func Member(i int) string { return fmt.Sprintf("member%d", i+1) }
+
+// Members returns the first n member names.
+func Members(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = Member(i)
+	}
+	return out
+}
+
+// ExecutionNamespaces returns the execution namespaces of clusters.
+func ExecutionNamespaces(clusters []string) []string {
+	out := make([]string, len(clusters))
+	for i, c := range clusters {
+		out[i] = names.ExecutionNamespace(c)
+	}
+	return out
+}
+
+// padValue is the value of every padding environment variable: 64 characters.
+var padValue = strings.Repeat("x", 64)
+
+// Deployment returns a small Deployment template with padEnv extra environment variables
+// (each adds about 100 bytes to the manifest a Work carries).
+func Deployment(namespace, name string, replicas int32, padEnv int) *appsv1.Deployment {
+	c := corev1.Container{Name: "app", Image: "nginx:1.27",
+		Ports: []corev1.ContainerPort{{ContainerPort: 80}}}
+	for k := 0; k < padEnv; k++ {
+		c.Env = append(c.Env, corev1.EnvVar{Name: fmt.Sprintf("BENCH_PAD_%05d", k), Value: padValue})
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{"app": name}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{c}},
+			},
+		},
+	}
+}
+
+// Binding returns the ResourceBinding of template d to clusters, one replica each.
+func Binding(d *appsv1.Deployment, name, permanentID string, clusters []string) *workv1alpha2.ResourceBinding {
+	rb := &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: name,
+			Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: permanentID}},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment",
+				Namespace: d.Namespace, Name: d.Name, UID: d.UID},
+			Replicas: int32(len(clusters)),
+		},
+	}
+	for _, c := range clusters {
+		rb.Spec.Clusters = append(rb.Spec.Clusters, workv1alpha2.TargetCluster{Name: c, Replicas: 1})
+	}
+	return rb
+}
+
+// ToUnstructured converts a typed Deployment (as the API server returned it) into the
+// unstructured template the controller reads.
+func ToUnstructured(d *appsv1.Deployment) (*unstructured.Unstructured, error) {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind("Deployment")
+	return u, nil
+}
+
+// RenderBinding renders the Works rb should have, as the controller writes them.
+func RenderBinding(rb *workv1alpha2.ResourceBinding, template *unstructured.Unstructured) ([]*workv1alpha1.Work, error) {
+	b := render.Binding{Kind: render.ResourceBindingKind, Namespace: rb.Namespace, Name: rb.Name,
+		PermanentID: rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel], Spec: &rb.Spec}
+	var out []*workv1alpha1.Work
+	for _, t := range render.Targets(&rb.Spec) {
+		w, err := render.Work(b, template, t, render.Overrides{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// ManifestBytes is the size of the manifest the Work of d to one cluster carries.
+func ManifestBytes(d *appsv1.Deployment) (int, error) {
+	u, err := ToUnstructured(d)
+	if err != nil {
+		return 0, err
+	}
+	rb := Binding(d, d.Name, "size-probe", []string{"member1"})
+	b := render.Binding{Kind: render.ResourceBindingKind, Namespace: rb.Namespace, Name: rb.Name,
+		PermanentID: "size-probe", Spec: &rb.Spec}
+	w, err := render.Work(b, u, render.Targets(&rb.Spec)[0], render.Overrides{})
+	if err != nil {
+		return 0, err
+	}
+	return len(w.Spec.Workload.Manifests[0].Raw), nil
+}
+
+// PadForScale returns how many padding variables make d's manifest about scale times
+// its unpadded size.
+func PadForScale(scale float64) (padEnv, baseBytes, paddedBytes int, err error) {
+	probe := Deployment("bench", "app-00000", 1, 0)
+	if baseBytes, err = ManifestBytes(probe); err != nil {
+		return 0, 0, 0, err
+	}
+	if scale <= 1 {
+		return 0, baseBytes, baseBytes, nil
+	}
+	one, err := ManifestBytes(Deployment("bench", "app-00000", 1, 1))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	two, err := ManifestBytes(Deployment("bench", "app-00000", 1, 2))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	perVar := two - one
+	overhead := one - baseBytes - perVar // the "env":[] around the variables
+	padEnv = int(((scale-1)*float64(baseBytes)-float64(overhead))/float64(perVar) + 0.5)
+	paddedBytes, err = ManifestBytes(Deployment("bench", "app-00000", 1, padEnv))
+	return padEnv, baseBytes, paddedBytes, err
+}
