@@ -7,7 +7,7 @@ BIN          ?= $(CURDIR)/bin
 ENVTEST_DIR  ?= $(BIN)/k8s
 CONTROLLER_GEN := $(BIN)/controller-gen
 GINKGO_FLAGS ?=
-GO_TEST_FLAGS ?= -count=1
+GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
 export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 
