@@ -36,7 +36,9 @@ type recoverySample struct {
 	// LatencyMs: old Work gone → member1's new Work exists (both as one watch saw them).
 	LatencyMs float64 `json:"latencyMs"`
 	TimedOut  bool    `json:"timedOut,omitempty"`
-	Error     string  `json:"error,omitempty"`
+	// Skipped: not run, the mode had reached --max-timeouts.
+	Skipped bool   `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 type recoveryCell struct {
@@ -47,6 +49,9 @@ type recoveryCell struct {
 	P99Ms    benchkit.Num     `json:"p99Ms"`
 	Timeouts int              `json:"timeouts"`
 	Errors   int              `json:"errors"`
+	Skipped  int              `json:"skipped"`
+	// WaitCapMs is how long a sample waited for the new Work before timing out.
+	WaitCapMs float64 `json:"waitCapMs"`
 }
 
 type recoveryReport struct {
@@ -65,7 +70,8 @@ func runRecovery(ctx context.Context, args []string) error {
 	samples := fs.Int("samples", 3, "samples per block duration and mode")
 	modesFlag := fs.String("modes", "watch=--watch-works=true;backoff=--watch-works=false",
 		"semicolon-separated name=manager-flags; each mode gets a fresh manager process and runs the whole matrix")
-	timeout := fs.Duration("timeout", 20*time.Minute, "cap on waiting for member1's new Work after its old Work is gone")
+	timeout := fs.Duration("timeout", 0, "cap on waiting for member1's new Work after its old Work is gone (0: 4 × the block duration + 2m, at most 20m — a Karmada-style backoff retries within about the block duration)")
+	maxTimeouts := fs.Int("max-timeouts", 1, "after this many timed-out samples a mode skips its remaining samples (0: never); a controller that does not recover at all costs one timeout, not one per sample")
 	stepTimeout := fs.Duration("step-timeout", 2*time.Minute, "cap on every other wait")
 	simInterval := fs.Duration("sim-interval", 50*time.Millisecond, "how often the execution simulator releases deleted Works of connected clusters")
 	fs.Usage = func() {
@@ -105,7 +111,7 @@ func runRecovery(ctx context.Context, args []string) error {
 	rep.Notes = append(rep.Notes,
 		"latency = member1's new Work first seen − its old Work's deletion seen, both through one metadata watch of the Works",
 		fmt.Sprintf("p99 is the nearest-rank percentile: with fewer than 100 samples (here %d per cell) it is the maximum", *samples),
-		"timed-out and failed samples are left out of the percentiles and counted under timeouts and errors (the error text is in the sample)")
+		"timed-out and failed samples are left out of the percentiles and counted under timeouts and errors (the error text is in the sample); after --max-timeouts a mode's remaining samples are skipped")
 
 	logf("starting the control plane")
 	plane, err := benchkit.StartPlane(benchkit.PlaneOptions{Dir: filepath.Join(s.Dir, "plane")})
@@ -130,7 +136,7 @@ func runRecovery(ctx context.Context, args []string) error {
 	defer stopSim()
 	go sim.Run(simCtx)
 
-	r := &recoveryRun{plane: plane, tracker: tracker, sim: sim, stepTimeout: *stepTimeout, timeout: *timeout}
+	r := &recoveryRun{plane: plane, tracker: tracker, sim: sim, stepTimeout: *stepTimeout}
 	for mi, mode := range modes {
 		spec := benchkit.ControllerSpec{Label: mode.Name, Binary: s.Binary,
 			Args: append(c.extraArgs(), mode.Args...), Command: mode.Command}
@@ -145,10 +151,17 @@ func runRecovery(ctx context.Context, args []string) error {
 			_ = ctl.Stop()
 			return err
 		}
+		modeTimeouts := 0
 		for bi, block := range blocks {
 			cell := recoveryCell{Mode: mode.Name, Block: block.String()}
+			r.timeout = waitCap(*timeout, block)
 			var latencies []float64
 			for si := 0; si < *samples; si++ {
+				if *maxTimeouts > 0 && modeTimeouts >= *maxTimeouts {
+					cell.Skipped++
+					cell.Samples = append(cell.Samples, recoverySample{Skipped: true})
+					continue
+				}
 				name := fmt.Sprintf("app-b%d-s%d", bi, si)
 				sample := r.sample(ctx, ctl, ns, name, block)
 				if ctx.Err() != nil {
@@ -161,7 +174,11 @@ func runRecovery(ctx context.Context, args []string) error {
 					logf("  %s block=%s #%d: ERROR %s", mode.Name, block, si+1, sample.Error)
 				case sample.TimedOut:
 					cell.Timeouts++
-					logf("  %s block=%s #%d: TIMEOUT: no new Work within %s of the old one going", mode.Name, block, si+1, *timeout)
+					modeTimeouts++
+					logf("  %s block=%s #%d: TIMEOUT: no new Work within %s of the old one going", mode.Name, block, si+1, r.timeout)
+					if *maxTimeouts > 0 && modeTimeouts >= *maxTimeouts {
+						logf("  %s: %d timeout(s): skipping the mode's remaining samples (--max-timeouts)", mode.Name, modeTimeouts)
+					}
 				default:
 					latencies = append(latencies, sample.LatencyMs)
 					logf("  %s block=%s #%d: old Work gone %s after connect; new Work %s later",
@@ -172,6 +189,7 @@ func runRecovery(ctx context.Context, args []string) error {
 					return err
 				}
 			}
+			cell.WaitCapMs = ms(r.timeout)
 			cell.P50Ms = benchkit.Num(benchkit.Percentile(latencies, 50))
 			cell.P99Ms = benchkit.Num(benchkit.Percentile(latencies, 99))
 			rep.Cells = append(rep.Cells, cell)
@@ -218,8 +236,12 @@ func recoveryTable(rep *recoveryReport, modes []recoveryMode, blocks []time.Dura
 		for _, m := range modes {
 			c := cellOf(m.Name, b)
 			row = append(row, fmtMs(float64(c.P50Ms)), fmtMs(float64(c.P99Ms)))
-			if c.Timeouts > 0 {
-				timeouts = append(timeouts, fmt.Sprintf("%s:%d", m.Name, c.Timeouts))
+			if c.Timeouts > 0 || c.Skipped > 0 {
+				t := fmt.Sprintf("%s:%d (cap %s)", m.Name, c.Timeouts, benchkit.Dur(msDur(c.WaitCapMs)))
+				if c.Skipped > 0 {
+					t += fmt.Sprintf(" +%d skipped", c.Skipped)
+				}
+				timeouts = append(timeouts, t)
 			}
 			if c.Errors > 0 {
 				errs = append(errs, fmt.Sprintf("%s:%d", m.Name, c.Errors))
@@ -240,6 +262,15 @@ func recoveryTable(rep *recoveryReport, modes []recoveryMode, blocks []time.Dura
 		t.Add(row...)
 	}
 	return t
+}
+
+// waitCap is the cap on one recovery wait: the --timeout given, or 4 × block + 2m, at
+// most 20m.
+func waitCap(flagValue, block time.Duration) time.Duration {
+	if flagValue > 0 {
+		return flagValue
+	}
+	return min(4*block+2*time.Minute, 20*time.Minute)
 }
 
 func fmtMs(v float64) string {

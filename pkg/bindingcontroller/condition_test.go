@@ -189,3 +189,12 @@ func TestDirectlyPurgedClusterIsEmptiedBeforeAnyNewWork(t *testing.T) {
 		t.Fatal("member1 got no Work once the purge finished")
 	}
 }
+
+func TestWithoutTheWorkWatchABlockedClusterBacksOff(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1", "member2"), terminatingWork("member1"))
+	h.r.watchesWorks = false
+	res, err := h.r.Reconcile(context.Background(), request())
+	if err == nil || res.RequeueAfter != 0 {
+		t.Fatalf("Reconcile = %v, %v; with no Work event to wait for, a blocked cluster must back off", res, err)
+	}
+}

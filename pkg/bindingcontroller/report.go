@@ -55,6 +55,9 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 				recheck = stuckDue
 			}
 			return ctrl.Result{RequeueAfter: recheck}, nil
+		case anyFailed(results, blocked):
+			// No Work watch to wake the binding: back off, as Karmada does.
+			return ctrl.Result{}, err
 		default:
 			logger.Info("Parked until the binding or its policies change: retrying cannot fix the input")
 			return ctrl.Result{}, nil
