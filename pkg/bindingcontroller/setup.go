@@ -205,9 +205,10 @@ func workChanged() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(event.CreateEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
+			// Only what the controller wrote: another writer's annotations are no drift,
+			// and reacting to them would resync once per foreign patch.
 			return e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration() ||
-				!maps.Equal(e.ObjectNew.GetLabels(), e.ObjectOld.GetLabels()) ||
-				!maps.Equal(e.ObjectNew.GetAnnotations(), e.ObjectOld.GetAnnotations())
+				workapply.OwnedMetadataChanged(e.ObjectOld, e.ObjectNew)
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return false },

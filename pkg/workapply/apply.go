@@ -242,6 +242,24 @@ var (
 	)
 )
 
+// OwnedMetadataChanged tells whether a change from old to new touched a label or
+// annotation the binding controller writes; others' keys are not its business.
+func OwnedMetadataChanged(old, new metav1.Object) bool {
+	return changed(old.GetLabels(), new.GetLabels(), ownedLabels) ||
+		changed(old.GetAnnotations(), new.GetAnnotations(), ownedAnnotations)
+}
+
+func changed(a, b map[string]string, keys []string) bool {
+	for _, k := range keys {
+		va, oka := a[k]
+		vb, okb := b[k]
+		if oka != okb || va != vb {
+			return true
+		}
+	}
+	return false
+}
+
 // metadataHolds tells whether existing's labels, annotations and finalizers hold what
 // desired asks for, and none of the keys the controller owns but no longer wants.
 func metadataHolds(existing metav1.Object, desired *workv1alpha1.Work) bool {

@@ -307,3 +307,17 @@ func TestOwnedAnnotationsNoLongerDesiredAreRemoved(t *testing.T) {
 		t.Fatalf("annotations %v: the stale override record must go and others' annotations stay", got.Annotations)
 	}
 }
+
+func TestOwnedMetadataChanged(t *testing.T) {
+	old := desiredWork(`{}`)
+	foreign := old.DeepCopy()
+	foreign.Annotations["example.com/touched"] = "1"
+	if OwnedMetadataChanged(old, foreign) {
+		t.Fatal("another writer's annotation counted as the controller's")
+	}
+	stripped := old.DeepCopy()
+	delete(stripped.Labels, workv1alpha2.ResourceBindingPermanentIDLabel)
+	if !OwnedMetadataChanged(old, stripped) {
+		t.Fatal("the removal of the permanent-id label went unnoticed")
+	}
+}
