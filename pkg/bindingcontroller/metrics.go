@@ -36,10 +36,15 @@ var (
 		Name: "binding_controller_work_writes_total",
 		Help: "Works handled, by operation: create, update, delete, or unchanged (nothing written).",
 	}, []string{"operation"})
+
+	orphanWorksDeleted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "binding_controller_orphan_works_deleted_total",
+		Help: "Works deleted because their binding was gone without releasing its finalizer (kubernetes/kubernetes#77988).",
+	})
 )
 
 func init() {
-	metrics.Registry.MustRegister(syncDuration, clusterSyncFailures, blockedBindingsGauge, workWrites)
+	metrics.Registry.MustRegister(syncDuration, clusterSyncFailures, blockedBindingsGauge, workWrites, orphanWorksDeleted)
 }
 
 var operationOf = map[workapply.Outcome]string{

@@ -116,10 +116,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	obj := k.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			// Gone: it blocks no cluster any more.
-			r.blocked.record(bindingIndexValue(k.BindingKind, req.Namespace, req.Name), nil)
+			return r.reconcileGone(ctx, k, req.NamespacedName)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	if r.released.has(obj.GetUID()) {
 		// A stale cached copy of a binding this process already let go.

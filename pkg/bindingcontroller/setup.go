@@ -151,7 +151,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	}
 	if watchWorks {
 		// Metadata only: the cache's memory must not grow with manifest size.
-		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged()))
+		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged(r.bindingNotCached)))
 	}
 	return b.Complete(r)
 }
@@ -199,11 +199,12 @@ func clusterChanged() predicate.Predicate {
 }
 
 // workChanged passes the Work events that can leave a binding out of sync: a Work gone
-// (a blocked cluster may now be written, or a hand deletion must be undone) or a Work
-// whose content someone else changed.
-func workChanged() predicate.Predicate {
+// (a blocked cluster may now be written, or a hand deletion must be undone), a Work
+// whose content someone else changed, or a new Work whose binding orphaned tells is gone
+// (its Works must go too; see reconcileGone).
+func workChanged(orphaned func(work client.Object) bool) predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc: func(event.CreateEvent) bool { return false },
+		CreateFunc: func(e event.CreateEvent) bool { return orphaned(e.Object) },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			// Only what the controller wrote: another writer's annotations are no drift,
 			// and reacting to them would resync once per foreign patch.

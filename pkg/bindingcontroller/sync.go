@@ -218,16 +218,26 @@ func (r *Reconciler) purgeEvictedDirectly(ctx context.Context, s *scope) (bool, 
 // worksOf lists the metadata of every Work whose annotations name this binding: those in
 // the cache, and those this process wrote that the cache has not seen yet.
 func (r *Reconciler) worksOf(ctx context.Context, s *scope) ([]metav1.PartialObjectMetadata, error) {
-	list := workapply.WorkMetadataList()
-	if err := r.Client.List(ctx, list, client.MatchingFields{workByBindingIndex: s.indexKey()}); err != nil {
+	works, err := r.worksNaming(ctx, s.binding)
+	if err != nil {
 		return nil, fmt.Errorf("listing works of %s: %w", s, err)
+	}
+	return works, nil
+}
+
+// worksNaming lists the Works whose annotations name binding b (its kind, namespace and
+// name), from the cache and the ledger; b need not exist.
+func (r *Reconciler) worksNaming(ctx context.Context, b render.Binding) ([]metav1.PartialObjectMetadata, error) {
+	list := workapply.WorkMetadataList()
+	if err := r.Client.List(ctx, list, client.MatchingFields{workByBindingIndex: bindingIndexValue(b.Kind, b.Namespace, b.Name)}); err != nil {
+		return nil, err
 	}
 	works := list.Items
 	cached := map[types.NamespacedName]bool{}
 	for i := range works {
 		cached[client.ObjectKeyFromObject(&works[i])] = true
 	}
-	owner := &metav1.ObjectMeta{Annotations: s.binding.Annotations()}
+	owner := &metav1.ObjectMeta{Annotations: b.Annotations()}
 	for _, w := range r.Ledger.WorksOf(owner) {
 		if !cached[client.ObjectKeyFromObject(&w)] {
 			works = append(works, w)

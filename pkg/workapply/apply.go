@@ -188,7 +188,7 @@ func (a *Applier) Delete(ctx context.Context, cluster string, work *metav1.Parti
 	default:
 		log.FromContext(ctx).V(1).Info("Deleted work", "cluster", cluster, "work", key.String())
 	}
-	a.Ledger.forget(key)
+	a.Ledger.forget(key, work.UID)
 	return result
 }
 

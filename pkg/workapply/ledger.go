@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,7 +22,14 @@ import (
 type Ledger struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]ledgerEntry
+	// deleted are the UIDs of Works this process deleted lately. The cache shows such a
+	// Work alive until its deletion event arrives; knowing it is gone spares a second DELETE.
+	deleted   map[types.UID]time.Time
+	lastPrune time.Time
 }
+
+// deletedMemory is how long a deleted Work's UID is remembered: far longer than any cache lag.
+const deletedMemory = 10 * time.Minute
 
 type ledgerEntry struct {
 	uid        types.UID
@@ -32,7 +40,7 @@ type ledgerEntry struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{entries: map[types.NamespacedName]ledgerEntry{}}
+	return &Ledger{entries: map[types.NamespacedName]ledgerEntry{}, deleted: map[types.UID]time.Time{}}
 }
 
 func (l *Ledger) remember(work metav1.Object, hash uint64) {
@@ -66,13 +74,50 @@ func (l *Ledger) WorksOf(owner metav1.Object) []metav1.PartialObjectMetadata {
 	return works
 }
 
-func (l *Ledger) forget(key types.NamespacedName) {
+// forget drops the Work at key, which is gone: deleted as uid, or replaced by another.
+func (l *Ledger) forget(key types.NamespacedName, uid types.UID) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.entries, key)
+	now := time.Now()
+	if now.Sub(l.lastPrune) > time.Minute {
+		for u, at := range l.deleted {
+			if now.Sub(at) > deletedMemory {
+				delete(l.deleted, u)
+			}
+		}
+		l.lastPrune = now
+	}
+	if uid != "" {
+		l.deleted[uid] = now
+	}
+}
+
+// Deleted tells whether this process deleted the Work with this UID lately (or found it
+// already gone).
+func (l *Ledger) Deleted(uid types.UID) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.deleted[uid]
+	return ok
+}
+
+// Wrote tells whether the Work at key with this UID was written (or read and found
+// current) by this process: it is the controller's own.
+func (l *Ledger) Wrote(key types.NamespacedName, uid types.UID) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.entries[key]
+	return ok && e.uid == uid
 }
 
 // current tells whether work is, as far as the ledger knows, exactly as last written
