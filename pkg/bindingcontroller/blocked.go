@@ -95,7 +95,7 @@ func kindOfFailure(r workapply.Result) failureKind {
 	switch {
 	case r.Outcome == workapply.Blocked:
 		return blocked
-	case errors.As(r.Err, &render):
+	case errors.As(r.Err, &render), workapply.IsTooLarge(r.Err):
 		return badInput
 	}
 	return transient

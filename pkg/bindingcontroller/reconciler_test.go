@@ -202,6 +202,14 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 			condition: "2/3 clusters synced; member3: work karmada-es-member3/nginx-687f7fb96f: creating: ",
 		},
 		{
+			name:     "work too large for etcd in one cluster",
+			funcs:    rejectCreatesIn("karmada-es-member2", apierrors.NewInternalError(errors.New("etcdserver: request is too large"))),
+			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member2"},
+			wantErr:   "cluster member2: work karmada-es-member2/nginx-687f7fb96f: creating: Internal error occurred: etcdserver: request is too large (the Work is 0.00 MiB as JSON",
+			reason:    "WorkTooLarge",
+			condition: "2/3 clusters synced; member2: work karmada-es-member2/nginx-687f7fb96f: creating: Internal error occurred: etcdserver: request is too large",
+		},
+		{
 			name:     "render error for one cluster",
 			clusters: []string{"member1", "Bad_Cluster", "member3"}, failing: []string{"Bad_Cluster"},
 			wantErr:   `cluster Bad_Cluster: rendering work: cluster name "Bad_Cluster" does not form a valid execution namespace`,
@@ -224,9 +232,9 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 					t.Fatalf("Reconcile = %v, %v; a binding blocked only by terminating Works must wait for them, with a 30s recheck", res, err)
 				}
 				err = errors.New(strings.Join(h.events(), "\n"))
-			case "RenderFailed":
+			case "RenderFailed", "WorkTooLarge":
 				if err != nil || !res.IsZero() {
-					t.Fatalf("Reconcile = %v, %v; bad input must be parked until the binding changes, not retried", res, err)
+					t.Fatalf("Reconcile = %v, %v; input that cannot succeed must be parked until the binding changes, not retried", res, err)
 				}
 				err = errors.New(strings.Join(h.events(), "\n"))
 			}
@@ -254,7 +262,7 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 					}
 				}
 			}
-			if tc.reason != "WorkBeingDeleted" && tc.reason != "RenderFailed" {
+			if tc.reason != "WorkBeingDeleted" && tc.reason != "RenderFailed" && tc.reason != "WorkTooLarge" {
 				evs := strings.Join(h.events(), "\n")
 				if !strings.Contains(evs, "Warning SyncWorkFailed") || !strings.Contains(evs, tc.wantErr) {
 					t.Errorf("events %q lack a SyncWorkFailed warning carrying %q", evs, tc.wantErr)

@@ -31,8 +31,9 @@ const maxEventNote = 1024
 //     its deletion event requeues the binding at once: only a slow safety recheck, no
 //     climb up the backoff ladder (without the Work watch there is no such event, and the
 //     backoff is all there is, as in Karmada);
-//   - a cluster whose Work cannot be rendered (bad input) cannot succeed until the binding
-//     or its policies change, which requeues it: parked, no retry.
+//   - a cluster whose Work cannot be rendered, or is too large to store (bad input), cannot
+//     succeed until the binding, its template or its policies change, which requeues it:
+//     parked, no retry.
 func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
 	err := workapply.Aggregate(results)

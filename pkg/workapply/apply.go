@@ -80,6 +80,10 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 		result.Outcome, result.Err = a.readAndUpdate(ctx, desired, hash)
 	}
 	if result.Err != nil {
+		if refusedAsTooLarge(result.Err) {
+			size, _ := json.Marshal(desired)
+			result.Err = &TooLargeError{Bytes: len(size), Err: result.Err}
+		}
 		if result.Outcome != Blocked {
 			result.Outcome = Failed
 			result.Err = wrap(cluster, key, result.Err)

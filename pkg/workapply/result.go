@@ -6,6 +6,7 @@ package workapply
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,6 +48,7 @@ const (
 	ReasonWorkBeingDeleted = "WorkBeingDeleted"
 	ReasonWorkNotOwned     = "WorkNotOwned"
 	ReasonRenderFailed     = "RenderFailed"
+	ReasonWorkTooLarge     = "WorkTooLarge"
 	ReasonUnknown          = "Unknown"
 )
 
@@ -54,6 +56,7 @@ const (
 func (r Result) Reason() string {
 	var notOwned *NotOwnedError
 	var render *RenderError
+	var tooLarge *TooLargeError
 	switch {
 	case r.Err == nil:
 		return ""
@@ -63,6 +66,8 @@ func (r Result) Reason() string {
 		return ReasonWorkNotOwned
 	case errors.As(r.Err, &render):
 		return ReasonRenderFailed
+	case errors.As(r.Err, &tooLarge):
+		return ReasonWorkTooLarge
 	}
 	if reason := apierrors.ReasonForError(r.Err); reason != metav1.StatusReasonUnknown {
 		return string(reason)
@@ -84,6 +89,39 @@ func (e *RenderError) Unwrap() error { return e.Err }
 // RenderFailed is the result for a cluster whose Work could not be rendered.
 func RenderFailed(cluster string, err error) Result {
 	return Result{Cluster: cluster, Outcome: Failed, Err: &RenderError{Cluster: cluster, Err: err}}
+}
+
+// TooLargeError says the API server could not store the Work: it is larger than etcd (by
+// default 1.5 MiB a request) or the API server accepts. Retrying cannot help; only a
+// change to the binding, its template or its policies can.
+type TooLargeError struct {
+	// Bytes is the size of the Work as JSON.
+	Bytes int
+	Err   error
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%v (the Work is %.2f MiB as JSON; etcd stores at most 1.5 MiB by default)", e.Err, float64(e.Bytes)/(1<<20))
+}
+func (e *TooLargeError) Unwrap() error { return e.Err }
+
+// IsTooLarge tells whether err, or an error it wraps, is a TooLargeError.
+func IsTooLarge(err error) bool {
+	var target *TooLargeError
+	return errors.As(err, &target)
+}
+
+// refusedAsTooLarge tells whether the API server refused a write for its size: 413 from
+// the API server itself, or etcd's refusal, which reaches the client as an internal error
+// carrying etcd's words.
+func refusedAsTooLarge(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return apierrors.IsRequestEntityTooLargeError(err) ||
+		strings.Contains(msg, "etcdserver: request is too large") ||
+		strings.Contains(msg, "trying to send message larger than max")
 }
 
 // BeingDeletedError says a Work cannot be written because it is terminating.

@@ -6,9 +6,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
@@ -104,5 +107,38 @@ var _ = Describe("Bad input", func() {
 		Eventually(worksSyncedOn(ns, "needed-deployment")).Should(And(
 			HavePrefix("False PartiallySynced: 1/2 clusters synced; ghost: work karmada-es-ghost/"),
 			ContainSubstring(`namespaces "karmada-es-ghost" not found`)))
+	})
+
+	It("is refused by the API server without spec.resource, and parks a binding whose resource names nothing", func() {
+		ns := newNamespace()
+		d := deployment(ns, "kept")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "kept-deployment", "id-k", d, "member1"))).To(Succeed())
+
+		// Karmada's schema requires spec.resource: such a binding never reaches the controller.
+		missing := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+			"metadata": map[string]any{"name": "no-resource", "namespace": ns},
+			"spec":     map[string]any{"clusters": []any{map[string]any{"name": "member1"}}},
+		}}
+		err := k8s.Create(ctx, missing)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("spec.resource: Required value"))
+
+		// Empty fields pass the schema; the controller says what is wrong and waits for a change.
+		empty := binding(ns, "empty-resource", "id-e", d, "member1", "member2")
+		empty.Spec.Resource = workv1alpha2.ObjectReference{}
+		Expect(k8s.Create(ctx, empty)).To(Succeed())
+		Eventually(eventsOn(ns, "ResourceBinding", "empty-resource")).Should(ContainElement(
+			"Warning SyncWorkFailed: resourceBinding(" + ns + "/empty-resource) names no resource template: spec.resource needs apiVersion, kind and name"))
+		Eventually(worksSyncedOn(ns, "empty-resource")).Should(HavePrefix("False SyncFailed: resourceBinding(" + ns + "/empty-resource) names no resource template"))
+		seen := failures(ns, "empty-resource")()
+		Consistently(failures(ns, "empty-resource"), 3*time.Second).Should(Equal(seen), "no retry loop for input that cannot succeed")
+		works := &workv1alpha1.WorkList{}
+		Expect(k8s.List(ctx, works)).To(Succeed())
+		for _, w := range works.Items {
+			Expect(w.Annotations[workv1alpha2.ResourceBindingNameAnnotation]).NotTo(Equal("empty-resource"), "a Work was written for a binding naming no template")
+		}
+		Expect(workState(workKey("member1", d))()).To(Equal("live:id-k"), "the other binding is served")
 	})
 })

@@ -1,15 +1,21 @@
 package bindingcontroller_test
 
 import (
+	"encoding/json"
+	"strings"
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 )
 
@@ -112,5 +118,49 @@ var _ = Describe("Per-cluster faults", func() {
 			HavePrefix("False PartiallySynced: 1/2 clusters synced; member6: work karmada-es-member6/"),
 			ContainSubstring("exceeded quota")))
 		Expect(workState(workKey("member6", d))()).To(Equal("absent"))
+	})
+})
+
+var _ = Describe("A Work too large for etcd", func() {
+	// etcd refuses a request over 1.5 MiB. The template, a Deployment carrying 1.3 MiB of
+	// environment, fits, and so does its Work. An override for member2 only adds 200 KiB
+	// to the manifest, and Karmada's applied-overrides annotation records it once more: that
+	// Work alone is too large to store.
+	It("serves the other clusters, names the oversized one, and parks it until the input changes", func() {
+		ns := newNamespace()
+		d := deployment(ns, "big")
+		d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PAYLOAD", Value: strings.Repeat("a", 1300<<10)}}
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		extra, err := json.Marshal(strings.Repeat("b", 200<<10))
+		Expect(err).NotTo(HaveOccurred())
+		grow := &policyv1alpha1.OverridePolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "grow-on-member2", Namespace: ns},
+			Spec: policyv1alpha1.OverrideSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "big"}},
+				OverrideRules: []policyv1alpha1.RuleWithCluster{{
+					TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}},
+					Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+						Path: "/spec/template/spec/containers/0/env/-", Operator: "add",
+						Value: apiextensionsv1.JSON{Raw: []byte(`{"name":"EXTRA","value":` + string(extra) + `}`)}}}},
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, grow)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "big-deployment", "id-big", d, "member1", "member2", "member3"))).To(Succeed())
+		for _, c := range []string{"member1", "member3"} {
+			Eventually(workState(workKey(c, d))).Should(Equal("live:id-big"))
+		}
+		tooLarge := "member2: work " + workKey("member2", d).String() + ": creating: etcdserver: request is too large (the Work is 1.6"
+		Eventually(worksSyncedOn(ns, "big-deployment")).Should(HavePrefix("False PartiallySynced: 2/3 clusters synced; " + tooLarge))
+		Eventually(eventsOn(ns, "ResourceBinding", "big-deployment")).Should(ContainElement(And(
+			HavePrefix("Warning SyncWorkFailed: cluster member2: "), ContainSubstring("request is too large"))))
+		Expect(workState(workKey("member2", d))()).To(Equal("absent"))
+		seen := failures(ns, "big-deployment")()
+		Consistently(failures(ns, "big-deployment"), 3*time.Second).Should(Equal(seen), "no retry loop for a Work that cannot be stored")
+
+		// The input changes: without the policy, member2's Work fits.
+		Expect(k8s.Delete(ctx, grow)).To(Succeed())
+		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-big"))
+		Eventually(worksSyncedOn(ns, "big-deployment")).Should(Equal("True Synced: 3/3 clusters synced"))
 	})
 })
