@@ -54,7 +54,12 @@ func worksSynced(targets int, results []workapply.Result) metav1.Condition {
 	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Cluster < failed[j].Cluster })
 	parts := make([]string, 0, len(failed))
 	for _, r := range failed {
-		parts = append(parts, r.Cluster+": "+strings.TrimPrefix(r.Err.Error(), "cluster "+r.Cluster+": "))
+		name := r.Cluster
+		if name == "" {
+			// A binding may name the empty cluster; "" keeps the list readable.
+			name = `""`
+		}
+		parts = append(parts, name+": "+strings.TrimPrefix(r.Err.Error(), "cluster "+r.Cluster+": "))
 	}
 	reason := ReasonPartiallySynced
 	if synced == 0 && targets > 0 {

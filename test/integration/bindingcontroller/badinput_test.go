@@ -57,7 +57,7 @@ var _ = Describe("Bad input", func() {
 		Consistently(failures(ns, "widget-binding"), 3*time.Second).Should(Equal(seen), "no retry loop for input that cannot succeed")
 	})
 
-	It("serves the valid clusters of a binding with invalid, duplicate and negative entries, and names the bad ones", func() {
+	It("serves the valid clusters of a binding with invalid (upper case, too long, empty), duplicate and negative entries, and names the bad ones", func() {
 		ns := newNamespace()
 		d := deployment(ns, "mixed")
 		Expect(k8s.Create(ctx, d)).To(Succeed())
@@ -69,6 +69,7 @@ var _ = Describe("Bad input", func() {
 			{Name: "member1", Replicas: 5},
 			{Name: "member3", Replicas: -2},
 			{Name: "member2", Replicas: 1},
+			{Name: "", Replicas: 1},
 		}
 		Expect(k8s.Create(ctx, rb)).To(Succeed())
 
@@ -77,7 +78,8 @@ var _ = Describe("Bad input", func() {
 		Expect(getWork(workKey("member1", d)).Spec.Workload.Manifests[0].Raw).To(ContainSubstring(`"replicas":1`),
 			"the first entry of a duplicated cluster wins")
 		Eventually(worksSyncedOn(ns, "mixed-deployment")).Should(And(
-			HavePrefix("False PartiallySynced: 2/5 clusters synced; Member2: rendering work: cluster name \"Member2\" does not form a valid execution namespace"),
+			HavePrefix("False PartiallySynced: 2/6 clusters synced; \"\": rendering work: cluster name is empty; "+
+				"Member2: rendering work: cluster name \"Member2\" does not form a valid execution namespace"),
 			ContainSubstring("member3: rendering work: "),
 			ContainSubstring("cluster member3 is assigned -2 replicas; replicas cannot be negative"),
 			ContainSubstring("mmmmmmmm: rendering work: ")))

@@ -73,7 +73,10 @@ var _ = Describe("Binding lifecycle", func() {
 		Eventually(workState(workKey("member9", d))).Should(Equal("live:id-1"))
 	})
 
-	It("leaves every field of the binding it does not own as it was", func() {
+	// Every path that writes the binding: the finalizer patch, the condition patch of a
+	// partial failure (cluster ghost has no execution namespace), and the release of the
+	// finalizer on deletion (another controller's finalizer keeps the binding visible).
+	It("leaves every field of the binding it does not own as it was, through sync, failure and deletion", func() {
 		ns := newNamespace()
 		d := deployment(ns, "kept")
 		Expect(k8s.Create(ctx, d)).To(Succeed())
@@ -89,7 +92,7 @@ var _ = Describe("Binding lifecycle", func() {
 				"resource": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "namespace": ns, "name": "kept",
 					"resourceVersion": "42"},
 				"replicas":      int64(2),
-				"clusters":      []any{map[string]any{"name": "member1", "replicas": int64(2)}},
+				"clusters":      []any{map[string]any{"name": "member1", "replicas": int64(2)}, map[string]any{"name": "ghost"}},
 				"schedulerName": "default-scheduler",
 				"replicaRequirements": map[string]any{
 					"resourceRequest":   map[string]any{"cpu": "100m"},
@@ -146,6 +149,25 @@ var _ = Describe("Binding lifecycle", func() {
 		Expect(gotStatus).To(Equal(wantStatus))
 		Expect(after.GetLabels()).To(Equal(before.GetLabels()))
 		Expect(after.GetAnnotations()).To(Equal(before.GetAnnotations()))
+		Expect(worksSyncedOn(ns, "kept-deployment")()).To(HavePrefix("False PartiallySynced: 1/2 clusters synced; ghost: "))
+
+		Expect(k8s.Delete(ctx, rb)).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("absent"))
+		Eventually(func() []string {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), after)).To(Succeed())
+			return after.GetFinalizers()
+		}).Should(Equal([]string{"example.com/other"}), "only the controller's own finalizer is released")
+		Expect(after.Object["spec"]).To(Equal(before.Object["spec"]))
+		gotStatus = after.Object["status"].(map[string]any)
+		gotStatus["conditions"] = withoutWorksSynced(gotStatus["conditions"].([]any))
+		Expect(gotStatus).To(Equal(wantStatus))
+		Expect(after.GetLabels()).To(Equal(before.GetLabels()))
+		Expect(after.GetAnnotations()).To(Equal(before.GetAnnotations()))
+
+		// Let it go, as the other controller would.
+		base := after.DeepCopy()
+		after.SetFinalizers(nil)
+		Expect(k8s.Patch(ctx, after, client.MergeFrom(base))).To(Succeed())
 	})
 
 	It("syncs a ClusterResourceBinding of a cluster-scoped template and cleans up after it", func() {
