@@ -84,7 +84,13 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 			size, _ := json.Marshal(desired)
 			result.Err = &TooLargeError{Bytes: len(size), Err: result.Err}
 		}
-		if result.Outcome != Blocked {
+		switch {
+		case result.Outcome == Blocked:
+		case isTyped(result.Err):
+			// These already name the Work.
+			result.Outcome = Failed
+			result.Err = fmt.Errorf("cluster %s: %w", cluster, result.Err)
+		default:
 			result.Outcome = Failed
 			result.Err = wrap(cluster, key, result.Err)
 		}

@@ -2,8 +2,8 @@ package bindingcontroller_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,6 +17,7 @@ import (
 
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/names"
 )
 
 // workRefusedIn tries a dry-run create of a Work in namespace and returns the refusal.
@@ -155,12 +156,60 @@ var _ = Describe("A Work too large for etcd", func() {
 		Eventually(eventsOn(ns, "ResourceBinding", "big-deployment")).Should(ContainElement(And(
 			HavePrefix("Warning SyncWorkFailed: cluster member2: "), ContainSubstring("request is too large"))))
 		Expect(workState(workKey("member2", d))()).To(Equal("absent"))
-		seen := failures(ns, "big-deployment")()
-		Consistently(failures(ns, "big-deployment"), 3*time.Second).Should(Equal(seen), "no retry loop for a Work that cannot be stored")
+		expectParked(ns, "big-deployment", "no retry loop for a Work that cannot be stored")
 
 		// The input changes: without the policy, member2's Work fits.
 		Expect(k8s.Delete(ctx, grow)).To(Succeed())
 		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-big"))
 		Eventually(worksSyncedOn(ns, "big-deployment")).Should(Equal("True Synced: 3/3 clusters synced"))
+	})
+})
+
+var _ = Describe("Wide fan-out", func() {
+	// One binding, 120 clusters written 8 at a time; three of them fail in three different
+	// ways. The other 117 get their Works in the same sync, and each failed cluster
+	// recovers on its own once its fault ends.
+	It("serves 117 of 120 clusters while three fail differently, and lets each recover alone", func() {
+		const width = 120
+		var clusters []string
+		for i := 0; i < width; i++ {
+			clusters = append(clusters, fmt.Sprintf("wide-%03d", i))
+		}
+		missing, terminating, foreign := "wide-041", "wide-077", "wide-103"
+		ns := newNamespace()
+		d := deployment(ns, "wide")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		for _, c := range clusters {
+			if c != missing {
+				Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionNamespace(c)}})).To(Succeed())
+			}
+		}
+		// An old Work its execution side still holds, and a Work nobody's binding created.
+		sim.Disconnect(terminating)
+		DeferCleanup(sim.Connect, terminating)
+		old := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Name: workKey(terminating, d).Name, Namespace: names.ExecutionNamespace(terminating),
+			Finalizers: []string{workv1alpha1.ExecutionControllerFinalizer}}}
+		Expect(k8s.Create(ctx, old)).To(Succeed())
+		Expect(k8s.Delete(ctx, old)).To(Succeed())
+		Expect(k8s.Create(ctx, &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Name: workKey(foreign, d).Name, Namespace: names.ExecutionNamespace(foreign)}})).To(Succeed())
+
+		Expect(k8s.Create(ctx, binding(ns, "wide-deployment", "id-wide", d, clusters...))).To(Succeed())
+		Eventually(worksSyncedOn(ns, "wide-deployment")).Should(And(
+			HavePrefix("False PartiallySynced: 117/120 clusters synced; "),
+			ContainSubstring(missing+": work "+workKey(missing, d).String()+": creating: namespaces \""+names.ExecutionNamespace(missing)+"\" not found"),
+			ContainSubstring(terminating+": work "+workKey(terminating, d).String()+" is being deleted"),
+			ContainSubstring(foreign+": work "+workKey(foreign, d).String()+" exists and was not created by a binding")))
+		for _, c := range clusters {
+			if c != missing && c != terminating && c != foreign {
+				Expect(workState(workKey(c, d))()).To(Equal("live:id-wide"), c)
+			}
+		}
+
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionNamespace(missing)}})).To(Succeed())
+		Eventually(workState(workKey(missing, d))).Should(Equal("live:id-wide"))
+		sim.Connect(terminating)
+		Eventually(workState(workKey(terminating, d))).Should(Equal("live:id-wide"))
+		Eventually(worksSyncedOn(ns, "wide-deployment")).Should(HavePrefix("False PartiallySynced: 119/120 clusters synced; " + foreign + ": "))
+		Expect(getWork(workKey(foreign, d)).Annotations).To(BeEmpty(), "the foreign Work is never touched")
 	})
 })

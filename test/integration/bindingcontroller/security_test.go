@@ -68,7 +68,7 @@ var _ = Describe("Data and ownership", func() {
 
 		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-f"))
 		Eventually(worksSyncedOn(ns, "foreign-deployment")).Should(ContainSubstring(
-			"member1: work " + key.String() + ": work " + key.String() + " exists and was not created by a binding; leaving it untouched"))
+			"member1: work " + key.String() + " exists and was not created by a binding; leaving it untouched"))
 		Consistently(func() string { return getWork(key).ResourceVersion }, 2*time.Second).Should(Equal(foreign.ResourceVersion))
 		Expect(strings.Contains(string(getWork(key).Spec.Workload.Manifests[0].Raw), "ConfigMap")).To(BeTrue())
 	})
