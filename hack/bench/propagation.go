@@ -118,8 +118,10 @@ type runResult struct {
 	MemAfter   memReading `json:"memoryAfter"`
 	PeakRSSEnd int64      `json:"peakRSSAtEndBytes"`
 	// CPUSeconds is the controller's user+system CPU time from the first binding to quiet.
-	CPUSeconds float64       `json:"cpuSeconds"`
-	Resync     *resyncResult `json:"resync,omitempty"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// PlaneCPUSeconds is what kube-apiserver and etcd used over the same span.
+	PlaneCPUSeconds float64       `json:"controlPlaneCpuSeconds"`
+	Resync          *resyncResult `json:"resync,omitempty"`
 	// Restart is what a fresh controller process asked for to re-sync the same bindings.
 	Restart *resyncResult `json:"restart,omitempty"`
 	Log     string        `json:"log"`
@@ -151,6 +153,8 @@ type ceilingResult struct {
 	// SteadyWorksPerSec is the rate between the 10th and 90th percentile Work.
 	SteadyWorksPerSec benchkit.Num         `json:"steadyWorksPerSec"`
 	Audit             benchkit.AuditCounts `json:"audit,omitempty"`
+	// PlaneCPUSeconds is what kube-apiserver and etcd used while the Works were created.
+	PlaneCPUSeconds float64 `json:"controlPlaneCpuSeconds"`
 }
 
 type figure struct {
@@ -516,6 +520,7 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	}
 	auditFrom := benchkit.AuditOffset(plane.AuditLog)
 	cpuBefore, _ := benchkit.ReadProcCPU(ctl.Proc.Pid())
+	planeBefore, _ := benchkit.ControlPlaneCPU()
 
 	logf("%s: creating %d bindings (%d at once) → %d Works", label, load.Bindings, p.creators, load.works())
 	done := make(chan struct{})
@@ -557,7 +562,10 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	if cpuAfter, err := benchkit.ReadProcCPU(ctl.Proc.Pid()); err == nil {
 		res.CPUSeconds = cpuAfter - cpuBefore
 	}
-	logf("%s: controller quiet %s later; it used %.1f CPU-seconds", label, benchkit.Dur(quiet), res.CPUSeconds)
+	if planeAfter, err := benchkit.ControlPlaneCPU(); err == nil {
+		res.PlaneCPUSeconds = planeAfter - planeBefore
+	}
+	logf("%s: controller quiet %s later; it used %.1f CPU-seconds, kube-apiserver and etcd %.1f", label, benchkit.Dur(quiet), res.CPUSeconds, res.PlaneCPUSeconds)
 	after, err := ctl.Scrape(ctx)
 	if err != nil {
 		return nil, err
@@ -813,6 +821,7 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 	}
 	auditFrom := benchkit.AuditOffset(plane.AuditLog)
 	logf("%s: a plain client creates %d rendered Works, %d at once", label, len(works), concurrency)
+	planeBefore, _ := benchkit.ControlPlaneCPU()
 	done := make(chan struct{})
 	go progress(label, tracker, keys, done)
 	start := time.Now()
@@ -837,6 +846,9 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 		res.WorksPerSec = float64(res.Works) / res.Elapsed.Seconds()
 		res.SteadyWorksPerSec = benchkit.Num(benchkit.SteadyRate(tracker.FirstSeen(keys)))
 		logf("%s: every Work exists after %s: %.0f Works/s (10–90%%: %.0f/s)", label, benchkit.Dur(res.Elapsed), res.WorksPerSec, res.SteadyWorksPerSec)
+	}
+	if planeAfter, err := benchkit.ControlPlaneCPU(); err == nil {
+		res.PlaneCPUSeconds = planeAfter - planeBefore
 	}
 	time.Sleep(500 * time.Millisecond) // let the audit log catch up
 	if res.Audit, err = benchkit.ReadAudit(plane.AuditLog, benchkit.CeilingUser, auditFrom, -1); err != nil {

@@ -143,6 +143,11 @@ func propagationTable(rep *propagationReport, specs []benchkit.ControllerSpec, r
 				val = fmt.Sprintf("TIMEOUT (%d/%d)", c0.Seen, c0.Works)
 			}
 			b.row(name, single(val), "")
+			cp := ceilingMedian(func(c *ceilingResult) float64 { return c.PlaneCPUSeconds * 1000 / float64(c.Seen) })
+			b.row("kube-apiserver + etcd CPU-seconds per 1000 Works: controller ÷ ceiling", info(b.each(runs, initial.Name, func(r *runResult) (string, string) {
+				x := medianOf(r, func(x *runResult) float64 { return x.PlaneCPUSeconds * 1000 / float64(x.Seen) })
+				return fmt.Sprintf("%.2f ÷ %.2f = %.2f", x, cp, x/cp), ""
+			})), "")
 			b.row("controller ÷ ceiling", b.each(runs, initial.Name, func(r *runResult) (string, string) {
 				x := medianOf(r, worksPerSec) / cw
 				if math.IsNaN(x) || math.IsInf(x, 0) {

@@ -47,6 +47,8 @@ type Options struct {
 
 	MetricsBindAddress      string
 	HealthProbeBindAddress  string
+	EnablePprof             bool
+	ProfilingBindAddress    string
 	GracefulShutdownTimeout time.Duration
 	APIServerCheckTimeout   time.Duration
 
@@ -79,6 +81,7 @@ func NewOptions() *Options {
 		LeaderElectResourceName:      "binding-controller-manager",
 		MetricsBindAddress:           ":8080",
 		HealthProbeBindAddress:       ":8081",
+		ProfilingBindAddress:         ":6060",
 		GracefulShutdownTimeout:      30 * time.Second,
 		APIServerCheckTimeout:        15 * time.Second,
 		// A failed sync is an expected, reported event, not a bug: no stack traces for it.
@@ -134,6 +137,10 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"Address the Prometheus metrics endpoint binds to; '0' disables it.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		"Address /healthz and /readyz bind to; '0' disables them.")
+	fs.BoolVar(&o.EnablePprof, "enable-pprof", o.EnablePprof,
+		"Serve Go profiling at --profiling-bind-address under /debug/pprof/.")
+	fs.StringVar(&o.ProfilingBindAddress, "profiling-bind-address", o.ProfilingBindAddress,
+		"Address /debug/pprof/ binds to when --enable-pprof is set.")
 	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", o.GracefulShutdownTimeout,
 		"How long in-flight syncs may take to finish after SIGTERM.")
 	o.Zap.BindFlags(fs)

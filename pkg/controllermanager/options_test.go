@@ -77,3 +77,19 @@ func TestBadFlagValuesAreRejectedWithTheirNames(t *testing.T) {
 		t.Errorf("lease timings only matter with leader election: %v", err)
 	}
 }
+
+func TestProfilingIsServedOnlyWhenEnabled(t *testing.T) {
+	o, err := parse(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.pprofBindAddress(); got != "0" {
+		t.Fatalf("profiling served at %q by default, want off", got)
+	}
+	if o, err = parse(t, "--enable-pprof", "--profiling-bind-address=127.0.0.1:6061"); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.pprofBindAddress(); got != "127.0.0.1:6061" {
+		t.Fatalf("profiling served at %q, want 127.0.0.1:6061", got)
+	}
+}

@@ -89,6 +89,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
+		PprofBindAddress:              o.pprofBindAddress(),
 		LeaderElection:                o.LeaderElect,
 		LeaderElectionID:              o.LeaderElectResourceName,
 		LeaderElectionNamespace:       o.LeaderElectResourceNamespace,
@@ -173,4 +174,12 @@ func addProbes(mgr manager.Manager) error {
 		}
 		return nil
 	})
+}
+
+// pprofBindAddress is where profiling is served: nowhere ("0") unless asked for.
+func (o *Options) pprofBindAddress() string {
+	if !o.EnablePprof {
+		return "0"
+	}
+	return o.ProfilingBindAddress
 }

@@ -188,3 +188,39 @@ func ReadProcCPU(pid int) (float64, error) {
 	}
 	return (utime + stime) / clockTicks, nil
 }
+
+// ControlPlaneCPU returns the user+system CPU seconds the kube-apiserver and etcd
+// processes this program started have used: what a load cost the API server.
+func ControlPlaneCPU() (float64, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	self := strconv.Itoa(os.Getpid())
+	total := 0.0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		comm, rest := s[open+1:closing], strings.Fields(s[closing+1:])
+		if (comm != "kube-apiserver" && comm != "etcd") || len(rest) < 2 || rest[1] != self {
+			continue
+		}
+		cpu, err := ReadProcCPU(pid)
+		if err != nil {
+			continue
+		}
+		total += cpu
+	}
+	return total, nil
+}
