@@ -112,6 +112,11 @@ func NewReconciler(r Reconciler) *Reconciler {
 
 // Reconcile only fetches and dispatches; the phases live in sync.go and delete.go.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	select {
+	case <-r.Ledger.Primed():
+	case <-ctx.Done():
+		return ctrl.Result{}, ctx.Err()
+	}
 	k := kindOf(r.Kind)
 	obj := k.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {

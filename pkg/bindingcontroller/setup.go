@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -99,6 +100,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	blocked := newBlockedBindings()
 	ledger := workapply.NewLedger()
+	if err := primeLedgerOnStart(mgr, ledger); err != nil {
+		return err
+	}
 	for _, c := range []struct {
 		name    string
 		kind    render.BindingKind
@@ -214,4 +218,29 @@ func workChanged(orphaned func(work client.Object) bool) predicate.Predicate {
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
+}
+
+// primingTimeout bounds how long syncs wait for the ledger to be primed; past it, the
+// Works priming did not reach are read on their first sync instead.
+const primingTimeout = 2 * time.Minute
+
+// primeLedgerOnStart fills the ledger from a paged list of the Works once this process
+// leads, before its first sync: a restart then costs a few list requests instead of one
+// read per Work. Syncs wait for it (Reconcile); a failure only costs those reads.
+func primeLedgerOnStart(mgr ctrl.Manager, ledger *workapply.Ledger) error {
+	ledger.ExpectPriming()
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		defer ledger.PrimingDone()
+		ctx, cancel := context.WithTimeout(ctx, primingTimeout)
+		defer cancel()
+		start := time.Now()
+		n, err := ledger.Prime(ctx, mgr.GetAPIReader())
+		logger := mgr.GetLogger().WithValues("works", n, "took", time.Since(start).Round(time.Millisecond).String())
+		if err != nil {
+			logger.Error(err, "Priming the Work ledger stopped early; the other Works are read on their first sync")
+			return nil
+		}
+		logger.Info("Primed the Work ledger")
+		return nil
+	}))
 }

@@ -61,7 +61,7 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 	key := client.ObjectKeyFromObject(desired)
 	result := Result{Cluster: cluster, Work: key}
 	logger := log.FromContext(ctx).WithValues("cluster", cluster, "work", key.String())
-	hash := contentHash(desired)
+	hash := specHash(&desired.Spec)
 
 	cached := WorkMetadata()
 	err := a.Client.Get(ctx, key, cached)

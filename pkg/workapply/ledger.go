@@ -1,13 +1,14 @@
 package workapply
 
 import (
-	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 )
@@ -16,12 +17,16 @@ import (
 // Work's UID and generation at that moment and a hash of the content it was brought to.
 // Works are cached as metadata only, so that the cache's memory does not grow with
 // manifest size; the ledger is what lets a resync still tell, without a request, that a
-// Work is current: same UID, same generation (nobody changed its spec), same desired hash
-// (the binding and template ask for the same). It costs a few dozen bytes per Work. After
-// a restart it is empty and each Work is read once.
+// Work is current: same UID, same generation (nobody changed its spec), same spec hash
+// (the binding and template ask for the same). It costs a few dozen bytes per Work. A
+// process that starts fills it from a paged list of the Works (Prime) rather than reading
+// each Work on its first sync.
 type Ledger struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]ledgerEntry
+	// primed is closed once priming is over, or at once when none is expected.
+	primed     chan struct{}
+	primedOnce sync.Once
 	// deleted are the UIDs of Works this process deleted lately. The cache shows such a
 	// Work alive until its deletion event arrives; knowing it is gone spares a second DELETE.
 	deleted   map[types.UID]time.Time
@@ -40,7 +45,9 @@ type ledgerEntry struct {
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{entries: map[types.NamespacedName]ledgerEntry{}, deleted: map[types.UID]time.Time{}}
+	primed := make(chan struct{})
+	close(primed)
+	return &Ledger{entries: map[types.NamespacedName]ledgerEntry{}, deleted: map[types.UID]time.Time{}, primed: primed}
 }
 
 func (l *Ledger) remember(work metav1.Object, hash uint64) {
@@ -139,15 +146,24 @@ func (l *Ledger) Len() int {
 	return len(l.entries)
 }
 
-// contentHash hashes what a desired Work asks for.
-func contentHash(desired *workv1alpha1.Work) uint64 {
+// specHash hashes what a Work's spec asks for: whether dispatching is suspended, whether
+// resources outlive the Work, and the manifests' bytes. Labels, annotations and
+// finalizers need no hash: the cached metadata shows them.
+func specHash(spec *workv1alpha1.WorkSpec) uint64 {
 	h := fnv.New64a()
-	// Maps marshal with sorted keys, and rendered manifests are deterministic bytes.
-	_ = json.NewEncoder(h).Encode(struct {
-		Spec        workv1alpha1.WorkSpec
-		Labels      map[string]string
-		Annotations map[string]string
-		Finalizers  []string
-	}{desired.Spec, desired.Labels, desired.Annotations, desired.Finalizers})
+	flag := func(b *bool) {
+		if ptr.Deref(b, false) {
+			_, _ = h.Write([]byte{1})
+		} else {
+			_, _ = h.Write([]byte{0})
+		}
+	}
+	flag(spec.SuspendDispatching)
+	flag(spec.PreserveResourcesOnDeletion)
+	for _, m := range spec.Workload.Manifests {
+		// A length prefix keeps manifest boundaries apart.
+		_, _ = fmt.Fprintf(h, "%d:", len(m.Raw))
+		_, _ = h.Write(m.Raw)
+	}
 	return h.Sum64()
 }

@@ -1,0 +1,98 @@
+package workapply
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+)
+
+// primePageSize bounds how many whole Works (manifests included) are held at once while
+// priming.
+const primePageSize = 250
+
+// ExpectPriming makes Primed wait until PrimingDone is called. Call it before the
+// ledger is used.
+func (l *Ledger) ExpectPriming() {
+	l.primed = make(chan struct{})
+	l.primedOnce = sync.Once{}
+}
+
+// PrimingDone ends the wait of Primed, whether priming succeeded or not.
+func (l *Ledger) PrimingDone() { l.primedOnce.Do(func() { close(l.primed) }) }
+
+// Primed is closed once the ledger is primed or priming gave up.
+func (l *Ledger) Primed() <-chan struct{} { return l.primed }
+
+// Prime lists every Work from the API server, a page at a time, and vouches for those
+// that belong to a binding and are not being deleted: their UID, generation and spec hash
+// as they stand. A first sync then finds them current without reading each one; a Work
+// whose spec differs from what is desired is read and updated as before. Entries this
+// process already holds are kept: they are as fresh. It returns how many Works it added.
+func (l *Ledger) Prime(ctx context.Context, reader client.Reader) (int, error) {
+	added := 0
+	list := &workv1alpha1.WorkList{}
+	for {
+		if err := reader.List(ctx, list, client.Limit(primePageSize), client.Continue(list.Continue)); err != nil {
+			return added, fmt.Errorf("listing works: %w", err)
+		}
+		for i := range list.Items {
+			if l.vouchFor(&list.Items[i]) {
+				added++
+			}
+		}
+		if list.Continue == "" {
+			return added, nil
+		}
+		list.Items = nil
+	}
+}
+
+func (l *Ledger) vouchFor(work *workv1alpha1.Work) bool {
+	if work.DeletionTimestamp != nil || !namesBinding(work) {
+		return false
+	}
+	spec := work.Spec.DeepCopy()
+	for i := range spec.Workload.Manifests {
+		canonical, ok := canonicalJSON(spec.Workload.Manifests[i].Raw)
+		if !ok {
+			return false
+		}
+		spec.Workload.Manifests[i].Raw = canonical
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, known := l.entries[keyOf(work)]; known {
+		return false
+	}
+	l.entries[keyOf(work)] = ledgerEntry{uid: work.UID, generation: work.Generation, hash: specHash(spec), owner: ownerOf(work)}
+	return true
+}
+
+// canonicalJSON re-encodes raw as rendering encodes a manifest: keys sorted, no spaces,
+// numbers as written. The API server may hand a manifest back with keys in another order.
+func canonicalJSON(raw []byte) ([]byte, bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, false
+	}
+	out, err := json.Marshal(v)
+	return out, err == nil
+}
+
+// namesBinding tells whether a Work's annotations name a binding: the controller's own.
+func namesBinding(work *workv1alpha1.Work) bool {
+	for _, key := range ownershipAnnotations {
+		if work.Annotations[key] != "" {
+			return true
+		}
+	}
+	return false
+}
