@@ -32,8 +32,8 @@ const maxEventNote = 1024
 //     climb up the backoff ladder (without the Work watch there is no such event, and the
 //     backoff is all there is, as in Karmada);
 //   - a cluster whose Work cannot be rendered, or is too large to store (bad input), cannot
-//     succeed until the binding, its template or its policies change, which requeues it:
-//     parked, no retry.
+//     succeed until the binding (Karmada's detector updates it when the template changes)
+//     or its policies change, which requeues it: parked, no retry.
 func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
 	err := workapply.Aggregate(results)
