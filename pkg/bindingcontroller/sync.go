@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/cachecompact"
 	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -102,7 +103,7 @@ func (r *Reconciler) fetchTemplate(ctx context.Context, s *scope) (*unstructured
 	template.SetGroupVersionKind(gvk)
 	err = r.Client.Get(ctx, key, template)
 	if err == nil && (ref.UID == "" || template.GetUID() == ref.UID) {
-		return template, nil
+		return template, cachecompact.Expand(template)
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/binding-controller/binding-controller/pkg/apis"
 	"github.com/binding-controller/binding-controller/pkg/bindingcontroller"
+	"github.com/binding-controller/binding-controller/pkg/cachecompact"
 )
 
 // Scheme returns the types the manager reads and writes.
@@ -99,8 +101,10 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		RetryPeriod:                   &o.LeaderElectRetryPeriod,
 		GracefulShutdownTimeout:       &o.GracefulShutdownTimeout,
 		// Resource templates are of any kind and read as unstructured objects; caching
-		// them keeps a resync from costing a live read per binding.
+		// them keeps a resync from costing a live read per binding. The cache holds them
+		// as JSON (cachecompact), not as nested maps ten times the size.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache:  cache.Options{DefaultTransform: cachecompact.Transform},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
