@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/hack/localplane"
 )
 
 // common holds the flags both subcommands share.
@@ -83,7 +84,7 @@ func (c *common) start(ctx context.Context, fs *flag.FlagSet, sub string) (*sess
 		}
 	} else {
 		fmt.Println("building cmd/binding-controller-manager from this tree (CGO_ENABLED=0)…")
-		if s.Binary, err = benchkit.BuildManager(ctx, dir); err != nil {
+		if s.Binary, err = localplane.BuildManager(ctx, dir); err != nil {
 			return nil, err
 		}
 	}

@@ -9,10 +9,27 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
+
+// BuildManager builds cmd/binding-controller-manager from this tree into dir, as
+// 'make build' does (CGO off, -trimpath), and returns the binary's path: the tests and
+// tools that run the binary never run a stale one.
+func BuildManager(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "binding-controller-manager")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/binding-controller-manager")
+	cmd.Dir = envtestutil.RepoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/binding-controller-manager: %w\n%s", err, out)
+	}
+	return bin, nil
+}
 
 // Process is a child process (the controller-manager) started in its own process group,
 // so that a Ctrl-C the terminal sends to the whole foreground group reaches only the
@@ -42,6 +59,9 @@ func StartProcess(binary string, args []string, stdout, stderr io.Writer) (*Proc
 	}()
 	return p, nil
 }
+
+// Pid is the child's process id.
+func (p *Process) Pid() int { return p.Cmd.Process.Pid }
 
 // Done is closed once the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }

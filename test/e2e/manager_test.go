@@ -148,8 +148,8 @@ var _ = Describe("Leader election", func() {
 		Expect(second.log()).NotTo(ContainSubstring(workersStarted), "the standby must not run controllers")
 		Expect(second.log()).NotTo(ContainSubstring("Sync work of"))
 
-		Expect(first.cmd.Process.Kill()).To(Succeed()) // SIGKILL: no chance to release the lease
-		Eventually(first.done).Should(BeClosed())
+		Expect(first.Cmd.Process.Kill()).To(Succeed()) // SIGKILL: no chance to release the lease
+		Eventually(first.Done()).Should(BeClosed())
 		createWorkload(ns, "after", members3...)
 		Eventually(second.log, 30*time.Second).Should(ContainSubstring(acquired))
 		Eventually(liveWorks(ns)).Should(ConsistOf(expectedWorks(ns, members3, "before", "after")))
@@ -161,7 +161,7 @@ var _ = Describe("Leader election", func() {
 		manager := startManager(leaderArgs...)
 		Eventually(manager.log, 30*time.Second).Should(ContainSubstring(acquired))
 		manager.stop()
-		Expect(manager.cmd.ProcessState.ExitCode()).To(Equal(0), manager.log())
+		Expect(manager.Cmd.ProcessState.ExitCode()).To(Equal(0), manager.log())
 		lease := &coordinationv1.Lease{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: leaseName}, lease)).To(Succeed())
 		Expect(ptr.Deref(lease.Spec.HolderIdentity, "")).To(BeEmpty(),

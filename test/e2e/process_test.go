@@ -3,23 +3,22 @@ package e2e
 import (
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	"github.com/binding-controller/binding-controller/test/testkit"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
 
-// managerProcess is one running binding-controller-manager.
+// managerProcess is one running binding-controller-manager, its output kept for
+// assertions and copied to the spec's output.
 type managerProcess struct {
-	cmd  *exec.Cmd
-	out  *testkit.SyncBuffer
-	done chan struct{}
-	err  error
+	*localplane.Process
+	out *testkit.SyncBuffer
 }
 
 // startManager runs the binary with the test kubeconfig and args; it is stopped at the end
@@ -30,38 +29,26 @@ func startManager(args ...string) *managerProcess {
 
 func startManagerWithKubeconfig(path string, args ...string) *managerProcess {
 	args = append([]string{"--kubeconfig", path}, args...)
-	p := &managerProcess{cmd: exec.Command(binary, args...), out: &testkit.SyncBuffer{}, done: make(chan struct{})}
-	p.cmd.Stdout = io.MultiWriter(p.out, GinkgoWriter)
-	p.cmd.Stderr = io.MultiWriter(p.out, GinkgoWriter)
-	Expect(p.cmd.Start()).To(Succeed())
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	DeferCleanup(p.kill)
+	out := &testkit.SyncBuffer{}
+	w := io.MultiWriter(out, GinkgoWriter)
+	proc, err := localplane.StartProcess(binary, args, w, w)
+	Expect(err).NotTo(HaveOccurred())
+	p := &managerProcess{Process: proc, out: out}
+	DeferCleanup(p.Kill)
 	return p
 }
 
 // runManager runs the binary to completion and returns its exit code and output.
 func runManager(args ...string) (int, string) {
 	p := startManager(args...)
-	Eventually(p.done, 30*time.Second).Should(BeClosed())
-	return p.cmd.ProcessState.ExitCode(), p.out.String()
+	Eventually(p.Done(), 30*time.Second).Should(BeClosed())
+	return p.Cmd.ProcessState.ExitCode(), p.out.String()
 }
 
 // stop sends SIGTERM and waits for the process to exit.
 func (p *managerProcess) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	Eventually(p.done, 40*time.Second).Should(BeClosed())
-}
-
-func (p *managerProcess) kill() {
-	select {
-	case <-p.done:
-	default:
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	Eventually(p.Done(), 40*time.Second).Should(BeClosed())
 }
 
 func (p *managerProcess) log() string { return p.out.String() }

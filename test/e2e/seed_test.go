@@ -98,7 +98,7 @@ var _ = Describe("The seed case, driven through the binary", Ordered, func() {
 
 	It("stops cleanly on SIGTERM", func() {
 		manager.stop()
-		Expect(manager.cmd.ProcessState.ExitCode()).To(Equal(0), manager.log())
+		Expect(manager.Cmd.ProcessState.ExitCode()).To(Equal(0), manager.log())
 	})
 })
 
@@ -117,8 +117,8 @@ var _ = Describe("Bad command lines", func() {
 
 	It("fail fast with one line when the API server cannot be reached", func() {
 		p := startManagerWithKubeconfig(unreachableKubeconfig())
-		Eventually(p.done, 30*time.Second).Should(BeClosed())
-		Expect(p.cmd.ProcessState.ExitCode()).NotTo(Equal(0))
+		Eventually(p.Done(), 30*time.Second).Should(BeClosed())
+		Expect(p.Cmd.ProcessState.ExitCode()).NotTo(Equal(0))
 		Expect(p.log()).To(MatchRegexp(`^binding-controller-manager: cannot reach the API server at https://127\.0\.0\.1:1: .*\n$`))
 	})
 })

@@ -6,7 +6,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	"github.com/binding-controller/binding-controller/test/envtestutil"
 	"github.com/binding-controller/binding-controller/test/executionsim"
 )
@@ -49,12 +49,8 @@ var _ = BeforeSuite(func() {
 	Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
 
 	// Build the binary from this tree, so the test never runs a stale one.
-	binary = filepath.Join(dir, "binding-controller-manager")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/binding-controller-manager")
-	build.Dir = envtestutil.RepoRoot()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
+	binary, err = localplane.BuildManager(ctx, dir)
+	Expect(err).NotTo(HaveOccurred())
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())

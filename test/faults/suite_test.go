@@ -24,7 +24,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/binding-controller/binding-controller/hack/soak/soaker"
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	"github.com/binding-controller/binding-controller/test/envtestutil"
 	"github.com/binding-controller/binding-controller/test/executionsim"
 )
@@ -74,7 +74,7 @@ var _ = BeforeSuite(func() {
 	Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
 
 	// Build the binary from this tree, so the test never runs a stale one.
-	binary, err = soaker.BuildManager(ctx, dir)
+	binary, err = localplane.BuildManager(ctx, dir)
 	Expect(err).NotTo(HaveOccurred())
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})

@@ -6,36 +6,18 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/hack/localplane"
 )
 
-// BuildManager builds cmd/binding-controller-manager from this tree into dir (CGO off,
-// -trimpath, as 'make build') and returns the binary's path.
-func BuildManager(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "binding-controller-manager")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/binding-controller-manager")
-	cmd.Dir = envtestutil.RepoRoot()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/binding-controller-manager: %w\n%s", err, out)
-	}
-	return bin, nil
-}
-
-// Process is a controller running as a child process, its output going to a log file.
+// Process is a controller running as a child process (localplane.Process), its output
+// going to a log file.
 type Process struct {
-	Cmd     *exec.Cmd
+	*localplane.Process
 	LogPath string
-	done    chan struct{}
-	err     error
-	logFile *os.File
 }
 
 // StartProcess runs argv[0] with argv[1:], output to logPath.
@@ -47,19 +29,16 @@ func StartProcess(argv []string, logPath string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
+	proc, err := localplane.StartProcess(argv[0], argv[1:], f, f)
+	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
+		return nil, err
 	}
-	p := &Process{Cmd: cmd, LogPath: logPath, done: make(chan struct{}), logFile: f}
 	go func() {
-		p.err = cmd.Wait()
+		<-proc.Done()
 		f.Close()
-		close(p.done)
 	}()
-	return p, nil
+	return &Process{Process: proc, LogPath: logPath}, nil
 }
 
 // StartShell runs command through /bin/sh with exec, so that the process measured is the
@@ -68,33 +47,23 @@ func StartShell(command, logPath string) (*Process, error) {
 	return StartProcess([]string{"/bin/sh", "-c", "exec " + command}, logPath)
 }
 
-// Pid is the child's process id.
-func (p *Process) Pid() int { return p.Cmd.Process.Pid }
-
 // Exited tells whether the process has ended (and how).
 func (p *Process) Exited() (bool, error) {
 	select {
-	case <-p.done:
-		return true, p.err
+	case <-p.Done():
+		return true, p.Err()
 	default:
 		return false, nil
 	}
 }
 
-// Stop sends SIGTERM, waits up to grace, then kills.
+// Stop sends SIGTERM, waits up to grace, then kills. Only having to kill it is an error:
+// how the process exited on SIGTERM is not this program's concern.
 func (p *Process) Stop(grace time.Duration) error {
-	if exited, _ := p.Exited(); exited {
-		return nil
+	if err := p.Process.Stop(grace); err != nil && err != p.Err() {
+		return err
 	}
-	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(grace):
-		_ = p.Cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("%s did not stop within %s of SIGTERM; killed", p.Cmd.Path, grace)
-	}
+	return nil
 }
 
 // LogTail returns the last n lines of the process log.

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,21 +14,7 @@ import (
 	"time"
 
 	"github.com/binding-controller/binding-controller/hack/localplane"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
-
-// BuildManager builds cmd/binding-controller-manager from this tree into dir (CGO off, as
-// 'make build') and returns the binary's path.
-func BuildManager(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "binding-controller-manager")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/binding-controller-manager")
-	cmd.Dir = envtestutil.RepoRoot()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/binding-controller-manager: %w\n%s", err, out)
-	}
-	return bin, nil
-}
 
 // ManagerConfig says how to run a binding-controller-manager.
 type ManagerConfig struct {

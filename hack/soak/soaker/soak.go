@@ -183,7 +183,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if s.binary == "" {
 		s.logf("building the controller-manager…")
 		var err error
-		if s.binary, err = BuildManager(ctx, opts.WorkDir); err != nil {
+		if s.binary, err = localplane.BuildManager(ctx, opts.WorkDir); err != nil {
 			return nil, err
 		}
 	}
