@@ -5,14 +5,17 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/render"
 )
 
 var seedKey = types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}
@@ -142,5 +145,27 @@ func TestAGoneBindingsWorksAlreadyDeletedCostNoRequest(t *testing.T) {
 	}
 	if deletes != 1 {
 		t.Fatalf("%d deletes, want 1: the Work this process deleted was deleted again", deletes)
+	}
+}
+
+func TestWorksOfAGoneClusterResourceBindingAreDeleted(t *testing.T) {
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{
+		Name: "reader-5b5c8bd9c4", Namespace: "karmada-es-member1", UID: "uid-crb-work",
+		Labels:      map[string]string{workv1alpha2.ClusterResourceBindingPermanentIDLabel: "crb-1"},
+		Annotations: map[string]string{workv1alpha2.ClusterResourceBindingNameAnnotation: "reader-clusterrole"},
+	}}
+	// A ResourceBinding's Work of the same binding name must stay: it is not this kind's.
+	rbWork := orphanWork("member2", map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"})
+	rbWork.Annotations[workv1alpha2.ResourceBindingNameAnnotation] = "reader-clusterrole"
+	h := newHarness(t, interceptor.Funcs{}, work, rbWork)
+	r := NewReconciler(Reconciler{Client: h.client, APIReader: h.client, Kind: render.ClusterResourceBindingKind})
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "reader-clusterrole"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.Get(context.Background(), client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Work of a ClusterResourceBinding that is gone is still there: %v", err)
+	}
+	if !h.liveWork("member2") {
+		t.Fatal("a ResourceBinding's Work was deleted by the ClusterResourceBinding controller")
 	}
 }
