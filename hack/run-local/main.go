@@ -251,7 +251,7 @@ func printBanner(plane *localplane.Plane, kubeconfig, metricsAddr, probeAddr str
 	fmt.Fprintf(&b, "\n In another terminal:\n")
 	fmt.Fprintf(&b, "   export KUBECONFIG=%s\n", export)
 	fmt.Fprintf(&b, "   %s get clusters\n", kubectl)
-	fmt.Fprintf(&b, "   %s apply -f config/samples/     # resource templates and their bindings\n", kubectl)
+	fmt.Fprintf(&b, "   %s apply -k config/samples/     # resource templates and their bindings\n", kubectl)
 	fmt.Fprintf(&b, "   %s get resourcebindings,works -A\n", kubectl)
 	fmt.Fprintf(&b, "   %s get events -n default\n", kubectl)
 	fmt.Fprintf(&b, "\n Ctrl-C stops the controller-manager and the control plane.\n%s\n\n", line)
