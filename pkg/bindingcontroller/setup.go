@@ -204,8 +204,9 @@ func clusterChanged() predicate.Predicate {
 
 // workChanged passes the Work events that can leave a binding out of sync: a Work gone
 // (a blocked cluster may now be written, or a hand deletion must be undone), a Work
-// whose content someone else changed, or a new Work whose binding orphaned tells is gone
-// (its Works must go too; see reconcileGone).
+// whose content someone else changed, or a new Work whose binding is not in the cache
+// (orphaned says so): the binding may be gone, and then its Works must go too
+// (reconcileGone).
 func workChanged(orphaned func(work client.Object) bool) predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return orphaned(e.Object) },
