@@ -7,20 +7,18 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/binding-controller/binding-controller/hack/demo/demoscript"
+	"github.com/binding-controller/binding-controller/hack/localplane"
 )
 
 func main() {
@@ -38,20 +36,8 @@ func main() {
 	}
 	_ = fs.Parse(os.Args[1:])
 
-	// The control plane and the manager run in their own process groups: Ctrl-C reaches
-	// only this process, which then stops them. Further Ctrl-Cs wait for that.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := localplane.CancelOnSignal("demo")
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		sig := <-sigs
-		fmt.Fprintf(os.Stderr, "\n%s: stopping the demo and cleaning up…\n", sig)
-		cancel()
-		for range sigs {
-			fmt.Fprintln(os.Stderr, "still cleaning up (stopping the controller-manager and the control plane)…")
-		}
-	}()
 
 	err := demoscript.Run(ctx, os.Stdout, demoscript.Options{
 		Manager: *manager, ManagerArgs: fs.Args(), LogPath: *logPath, StepTimeout: *timeout, Pause: *pause,

@@ -16,14 +16,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	"github.com/binding-controller/binding-controller/hack/soak/soaker"
 )
 
@@ -48,17 +47,8 @@ func main() {
 	}
 	_ = fs.Parse(os.Args[1:])
 
-	// The control plane and the manager run in their own process groups: Ctrl-C reaches
-	// only this process, which then stops them.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := localplane.CancelOnSignal("soak")
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		sig := <-sigs
-		fmt.Fprintf(os.Stderr, "\n%s: stopping the soak and cleaning up…\n", sig)
-		cancel()
-	}()
 
 	res, err := soaker.Run(ctx, soaker.Options{
 		Duration:           *duration,
