@@ -103,14 +103,9 @@ type runResult struct {
 	Load          loadSpec      `json:"load"`
 	ManifestBytes int           `json:"manifestBytes"`
 	Works         int           `json:"works"`
-	Seen          int           `json:"seen"`
-	TimedOut      bool          `json:"timedOut,omitempty"`
 	CreateElapsed time.Duration `json:"bindingsCreatedNs"`
-	Elapsed       time.Duration `json:"elapsedNs"`
-	WorksPerSec   float64       `json:"worksPerSec"`
-	// SteadyWorksPerSec is the rate between the 10th and 90th percentile Work.
-	SteadyWorksPerSec benchkit.Num  `json:"steadyWorksPerSec"`
-	Requests          requestCounts `json:"requests"`
+	arrivalTiming
+	Requests requestCounts `json:"requests"`
 	// GCScrapes is how many scrapes of /metrics it took, before and after the load, to
 	// see two garbage collections complete, so that the live heap read is current.
 	GCScrapes  int        `json:"gcScrapes"`
@@ -141,18 +136,53 @@ func (r *runResult) heapPerWork() float64 {
 	return (after - before) / float64(r.Seen)
 }
 
-type ceilingResult struct {
-	Load        loadSpec      `json:"load"`
-	Concurrency int           `json:"concurrency"`
-	QPS         float64       `json:"qps"`
-	Works       int           `json:"works"`
+// arrivalTiming is how long a load took until every one of its Works existed.
+type arrivalTiming struct {
 	Seen        int           `json:"seen"`
 	TimedOut    bool          `json:"timedOut,omitempty"`
 	Elapsed     time.Duration `json:"elapsedNs"`
 	WorksPerSec float64       `json:"worksPerSec"`
 	// SteadyWorksPerSec is the rate between the 10th and 90th percentile Work.
-	SteadyWorksPerSec benchkit.Num         `json:"steadyWorksPerSec"`
-	Audit             benchkit.AuditCounts `json:"audit,omitempty"`
+	SteadyWorksPerSec benchkit.Num `json:"steadyWorksPerSec"`
+}
+
+// createAndTime runs create for 0..n-1, atOnce at a time, and waits until every Work of
+// keys exists, printing progress meanwhile. The clock starts with the first create;
+// created is how long the creates took. A load that runs out of time is timing.TimedOut,
+// not an error.
+func (p *propagation) createAndTime(ctx context.Context, label string, tracker *benchkit.WorkTracker, keys []string,
+	n, atOnce int, create func(ctx context.Context, i int) error) (timing arrivalTiming, created time.Duration, err error) {
+	done := make(chan struct{})
+	defer close(done)
+	go progress(label, tracker, keys, done)
+	start := time.Now()
+	if err := benchkit.Parallel(ctx, n, atOnce, create); err != nil {
+		return timing, time.Since(start), fmt.Errorf("creating: %w", err)
+	}
+	created = time.Since(start)
+	arrival, err := tracker.WaitAll(ctx, keys, p.phaseTimeout)
+	timing.Seen = arrival.Seen
+	switch {
+	case errors.Is(err, benchkit.ErrTimeout):
+		timing.TimedOut = true
+		timing.Seen = tracker.Seen(keys)
+	case err != nil:
+		return timing, created, err
+	default:
+		timing.Elapsed = arrival.Last.Sub(start)
+		timing.WorksPerSec = float64(len(keys)) / timing.Elapsed.Seconds()
+		timing.SteadyWorksPerSec = benchkit.Num(benchkit.SteadyRate(tracker.FirstSeen(keys)))
+	}
+	return timing, created, nil
+}
+
+type ceilingResult struct {
+	Load        loadSpec `json:"load"`
+	Concurrency int      `json:"concurrency"`
+	QPS         float64  `json:"qps"`
+	Works       int      `json:"works"`
+	arrivalTiming
+	Audit benchkit.AuditCounts `json:"audit,omitempty"`
 	// PlaneCPUSeconds is what kube-apiserver and etcd used while the Works were created.
 	PlaneCPUSeconds float64 `json:"controlPlaneCpuSeconds"`
 }
@@ -523,32 +553,15 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	planeBefore, _ := benchkit.ControlPlaneCPU()
 
 	logf("%s: creating %d bindings (%d at once) → %d Works", label, load.Bindings, p.creators, load.works())
-	done := make(chan struct{})
-	go progress(label, tracker, keys, done)
-	start := time.Now()
-	err = benchkit.Parallel(ctx, len(bindings), p.creators, func(ctx context.Context, i int) error {
-		return plane.Client.Create(ctx, bindings[i])
-	})
-	res.CreateElapsed = time.Since(start)
-	if err != nil {
-		close(done)
-		return nil, fmt.Errorf("%s: creating bindings: %w", label, err)
-	}
-	arrival, err := tracker.WaitAll(ctx, keys, p.phaseTimeout)
-	close(done)
-	res.Seen = arrival.Seen
+	res.arrivalTiming, res.CreateElapsed, err = p.createAndTime(ctx, label, tracker, keys, len(bindings), p.creators,
+		func(ctx context.Context, i int) error { return plane.Client.Create(ctx, bindings[i]) })
 	switch {
-	case errors.Is(err, benchkit.ErrTimeout):
-		res.TimedOut = true
-		res.Seen = tracker.Seen(keys)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", label, err)
+	case res.TimedOut:
 		res.Error = fmt.Sprintf("only %d of %d Works after %s", res.Seen, res.Works, p.phaseTimeout)
 		logf("%s: TIMEOUT: %s", label, res.Error)
-	case err != nil:
-		return nil, err
 	default:
-		res.Elapsed = arrival.Last.Sub(start)
-		res.WorksPerSec = float64(res.Works) / res.Elapsed.Seconds()
-		res.SteadyWorksPerSec = benchkit.Num(benchkit.SteadyRate(tracker.FirstSeen(keys)))
 		logf("%s: every Work exists %s after the first binding was created (bindings created in %s): %.0f Works/s (10–90%%: %.0f/s)",
 			label, benchkit.Dur(res.Elapsed), benchkit.Dur(res.CreateElapsed), res.WorksPerSec, res.SteadyWorksPerSec)
 	}
@@ -822,29 +835,12 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 	auditFrom := benchkit.AuditOffset(plane.AuditLog)
 	logf("%s: a plain client creates %d rendered Works, %d at once", label, len(works), concurrency)
 	planeBefore, _ := benchkit.ControlPlaneCPU()
-	done := make(chan struct{})
-	go progress(label, tracker, keys, done)
-	start := time.Now()
-	err = benchkit.Parallel(ctx, len(works), concurrency, func(ctx context.Context, i int) error {
-		return cl.Create(ctx, works[i])
-	})
-	if err != nil {
-		close(done)
-		return nil, fmt.Errorf("%s: %w", label, err)
-	}
-	arrival, err := tracker.WaitAll(ctx, keys, p.phaseTimeout)
-	close(done)
-	res.Seen = arrival.Seen
+	res.arrivalTiming, _, err = p.createAndTime(ctx, label, tracker, keys, len(works), concurrency,
+		func(ctx context.Context, i int) error { return cl.Create(ctx, works[i]) })
 	switch {
-	case errors.Is(err, benchkit.ErrTimeout):
-		res.TimedOut = true
-		res.Seen = tracker.Seen(keys)
 	case err != nil:
-		return nil, err
-	default:
-		res.Elapsed = arrival.Last.Sub(start)
-		res.WorksPerSec = float64(res.Works) / res.Elapsed.Seconds()
-		res.SteadyWorksPerSec = benchkit.Num(benchkit.SteadyRate(tracker.FirstSeen(keys)))
+		return nil, fmt.Errorf("%s: %w", label, err)
+	case !res.TimedOut:
 		logf("%s: every Work exists after %s: %.0f Works/s (10–90%%: %.0f/s)", label, benchkit.Dur(res.Elapsed), res.WorksPerSec, res.SteadyWorksPerSec)
 	}
 	if planeAfter, err := benchkit.ControlPlaneCPU(); err == nil {
