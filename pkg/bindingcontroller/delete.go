@@ -51,7 +51,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	if err := r.releaseFinalizer(ctx, s); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s from %s: %w", s.finalizer, s, err)
 	}
-	r.released.add(s.obj.GetUID())
+	r.released.Add(s.obj.GetUID())
 	ctrl.LoggerFrom(ctx).Info("Deleted works of binding and released its finalizer", "works", len(works))
 	return ctrl.Result{}, nil
 }

@@ -5,17 +5,16 @@ package bindingcontroller
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/binding-controller/binding-controller/pkg/recent"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
@@ -58,36 +57,11 @@ type Reconciler struct {
 	// released are the bindings whose finalizer this process let go. The cache may still
 	// show such a binding alive for a moment after it is gone, and a sync of that stale
 	// copy would write Works nobody will ever delete.
-	released *releasedBindings
-}
-
-// releasedBindings remembers the UIDs of bindings released recently.
-type releasedBindings struct {
-	mu   sync.Mutex
-	uids map[types.UID]time.Time
+	released *recent.UIDs
 }
 
 // releasedMemory is how long a released binding is remembered: far longer than any cache lag.
 const releasedMemory = 10 * time.Minute
-
-func (b *releasedBindings) add(uid types.UID) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := time.Now()
-	for u, at := range b.uids {
-		if now.Sub(at) > releasedMemory {
-			delete(b.uids, u)
-		}
-	}
-	b.uids[uid] = now
-}
-
-func (b *releasedBindings) has(uid types.UID) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, ok := b.uids[uid]
-	return ok
-}
 
 // NewReconciler returns a Reconciler for kind with the given settings; zero durations
 // take their defaults (30s recheck, 5m stuck warning).
@@ -105,7 +79,7 @@ func NewReconciler(r Reconciler) *Reconciler {
 		r.Ledger = workapply.NewLedger()
 	}
 	r.watchesWorks = true
-	r.released = &releasedBindings{uids: map[types.UID]time.Time{}}
+	r.released = recent.NewUIDs(releasedMemory)
 	r.stuck = newStuckWarnings()
 	return &r
 }
@@ -125,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	if r.released.has(obj.GetUID()) {
+	if r.released.Has(obj.GetUID()) {
 		// A stale cached copy of a binding this process already let go.
 		return ctrl.Result{}, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/recent"
 )
 
 // Ledger remembers, for each Work this process wrote or read and found current, the
@@ -29,8 +30,7 @@ type Ledger struct {
 	primedOnce sync.Once
 	// deleted are the UIDs of Works this process deleted lately. The cache shows such a
 	// Work alive until its deletion event arrives; knowing it is gone spares a second DELETE.
-	deleted   map[types.UID]time.Time
-	lastPrune time.Time
+	deleted *recent.UIDs
 }
 
 // deletedMemory is how long a deleted Work's UID is remembered: far longer than any cache lag.
@@ -47,7 +47,7 @@ type ledgerEntry struct {
 func NewLedger() *Ledger {
 	primed := make(chan struct{})
 	close(primed)
-	return &Ledger{entries: map[types.NamespacedName]ledgerEntry{}, deleted: map[types.UID]time.Time{}, primed: primed}
+	return &Ledger{entries: map[types.NamespacedName]ledgerEntry{}, deleted: recent.NewUIDs(deletedMemory), primed: primed}
 }
 
 func (l *Ledger) remember(work metav1.Object, hash uint64) {
@@ -89,18 +89,7 @@ func (l *Ledger) forget(key types.NamespacedName, uid types.UID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.entries, key)
-	now := time.Now()
-	if now.Sub(l.lastPrune) > time.Minute {
-		for u, at := range l.deleted {
-			if now.Sub(at) > deletedMemory {
-				delete(l.deleted, u)
-			}
-		}
-		l.lastPrune = now
-	}
-	if uid != "" {
-		l.deleted[uid] = now
-	}
+	l.deleted.Add(uid)
 }
 
 // Deleted tells whether this process deleted the Work with this UID lately (or found it
@@ -109,10 +98,7 @@ func (l *Ledger) Deleted(uid types.UID) bool {
 	if l == nil {
 		return false
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.deleted[uid]
-	return ok
+	return l.deleted.Has(uid)
 }
 
 // Wrote tells whether the Work at key with this UID was written (or read and found
