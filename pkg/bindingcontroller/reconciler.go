@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/binding-controller/binding-controller/pkg/cacheable"
 	"github.com/binding-controller/binding-controller/pkg/recent"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -49,6 +50,8 @@ type Reconciler struct {
 
 	// Ledger remembers what was written, so a resync of current Works costs no request.
 	Ledger *workapply.Ledger
+	// TemplateKinds refuses template kinds the cache could never list; nil trusts every kind.
+	TemplateKinds *cacheable.Kinds
 
 	blocked *blockedBindings
 	stuck   *stuckWarnings

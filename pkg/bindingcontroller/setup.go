@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -22,6 +23,7 @@ import (
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/cacheable"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
@@ -103,6 +105,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := primeLedgerOnStart(mgr, ledger); err != nil {
 		return err
 	}
+	discovery, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("creating a discovery client: %w", err)
+	}
+	templateKinds := cacheable.NewKinds(discovery, mgr.GetAPIReader())
 	for _, c := range []struct {
 		name    string
 		kind    render.BindingKind
@@ -126,6 +133,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,
 			StuckWorkWarningAfter:      opts.StuckWorkWarningAfter,
 			Ledger:                     ledger,
+			TemplateKinds:              templateKinds,
 			PoliciesServed:             policiesServed,
 			ClustersServed:             clustersServed,
 			blocked:                    blocked,

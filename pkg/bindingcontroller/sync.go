@@ -10,16 +10,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/pkg/cachecompact"
 	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -69,51 +66,6 @@ func (e *inputError) Unwrap() error { return e.err }
 func isInputError(err error) bool {
 	_, ok := err.(*inputError)
 	return ok
-}
-
-// fetchTemplate reads the resource template the binding names, of whatever kind, from the
-// cache. A miss or an older incarnation in the cache is checked against the API server
-// before it is believed: the cache may simply not have seen a template created a moment ago.
-func (r *Reconciler) fetchTemplate(ctx context.Context, s *scope) (*unstructured.Unstructured, error) {
-	ref := s.binding.Spec.Resource
-	if ref.APIVersion == "" || ref.Kind == "" || ref.Name == "" {
-		return nil, &inputError{fmt.Errorf("%s names no resource template: spec.resource needs apiVersion, kind and name", s)}
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return nil, &inputError{fmt.Errorf("%s: spec.resource.apiVersion %q: %w", s, ref.APIVersion, err)}
-	}
-	gvk := gv.WithKind(ref.Kind)
-	mapping, err := r.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		return nil, &inputError{fmt.Errorf("%s: the API server does not serve %s", s, gvk)}
-	}
-	if err != nil {
-		return nil, err
-	}
-	key := types.NamespacedName{Name: ref.Name}
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		key.Namespace = ref.Namespace
-		if key.Namespace == "" {
-			key.Namespace = s.obj.GetNamespace()
-		}
-	}
-
-	template := &unstructured.Unstructured{}
-	template.SetGroupVersionKind(gvk)
-	err = r.Client.Get(ctx, key, template)
-	if err == nil && (ref.UID == "" || template.GetUID() == ref.UID) {
-		return template, cachecompact.Expand(template)
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(gvk)
-	if err := r.APIReader.Get(ctx, key, live); err != nil {
-		return nil, err
-	}
-	return live, nil
 }
 
 // ensureWorks renders and applies every target cluster's Work, a bounded number at once.

@@ -1,6 +1,7 @@
 package bindingcontroller_test
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
@@ -46,7 +48,64 @@ func expectParked(ns, name, why string) {
 	Consistently(failures(ns, name), 3*time.Second).Should(Equal(seen), why)
 }
 
+// activeWorkers is how many ResourceBinding workers are busy now, from controller-runtime's metric.
+func activeWorkers() float64 {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_active_workers" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "resourcebinding" {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return -1
+}
+
 var _ = Describe("Bad input", func() {
+	It("parks bindings of served kinds that cannot be listed or watched, and every worker stays free for the others", func() {
+		ns := newNamespace()
+		d := deployment(ns, "healthy")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		// Create-only kinds: served, but no informer can ever list them. Five of them, as
+		// many as there are ResourceBinding workers.
+		unlistable := []struct{ apiVersion, kind, resource string }{
+			{"authorization.k8s.io/v1", "SubjectAccessReview", "subjectaccessreviews.authorization.k8s.io"},
+			{"authorization.k8s.io/v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews.authorization.k8s.io"},
+			{"authorization.k8s.io/v1", "LocalSubjectAccessReview", "localsubjectaccessreviews.authorization.k8s.io"},
+			{"authorization.k8s.io/v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews.authorization.k8s.io"},
+			{"authentication.k8s.io/v1", "TokenReview", "tokenreviews.authentication.k8s.io"},
+		}
+		for i, u := range unlistable {
+			rb := binding(ns, fmt.Sprintf("review-%d", i), fmt.Sprintf("id-r%d", i), d, "member1")
+			rb.Spec.Resource.APIVersion, rb.Spec.Resource.Kind, rb.Spec.Resource.Name = u.apiVersion, u.kind, "review"
+			Expect(k8s.Create(ctx, rb)).To(Succeed())
+		}
+		for i := range unlistable {
+			Eventually(eventsOn(ns, "ResourceBinding", fmt.Sprintf("review-%d", i))).Should(ContainElement(
+				ContainSubstring("Warning SyncWorkFailed: ")))
+		}
+		Expect(k8s.Create(ctx, binding(ns, "healthy-deployment", "id-h", d, "member1", "member2"))).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-h"))
+		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-h"))
+
+		for i, u := range unlistable {
+			name := fmt.Sprintf("review-%d", i)
+			gvk := u.apiVersion + ", Kind=" + u.kind
+			Expect(eventsOn(ns, "ResourceBinding", name)()).To(ContainElement(
+				"Warning SyncWorkFailed: resourceBinding("+ns+"/"+name+"): resource template "+gvk+": "+gvk+
+					" cannot be cached: the API server does not allow get on "+u.resource+" (verbs: [create])"), name)
+			Eventually(worksSyncedOn(ns, name)).Should(HavePrefix("False SyncFailed: resourceBinding("+ns+"/"+name+"): resource template "+gvk), name)
+			expectParked(ns, name, "no retry loop for a kind that cannot be cached")
+		}
+		Eventually(activeWorkers).Should(BeZero(), "no worker stays busy")
+	})
+
 	It("reports a kind the API server does not serve, parks it, and leaves other bindings alone", func() {
 		ns := newNamespace()
 		d := deployment(ns, "good")
