@@ -125,4 +125,3 @@ func workImage(t *testing.T, c client.Client, cluster string) string {
 	rest := raw[i+len(`"image":"`):]
 	return rest[:strings.Index(rest, `"`)]
 }
-
