@@ -96,12 +96,15 @@ func bounded(summary string, parts []string) string {
 // of status.conditions guarded by resourceVersion: every other condition and status field
 // stays as it was, and a concurrent writer makes the patch fail and the sync retry.
 func (r *Reconciler) setCondition(ctx context.Context, s *scope, cond metav1.Condition) error {
-	base := s.obj.DeepCopyObject().(client.Object)
 	cond.ObservedGeneration = s.obj.GetGeneration()
-	if !meta.SetStatusCondition(s.conditionsOf(s.obj), cond) {
-		return nil
-	}
-	if err := r.Client.Status().Patch(ctx, s.obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	err := r.onLiveIfStale(ctx, s, func() error {
+		base := s.obj.DeepCopyObject().(client.Object)
+		if !meta.SetStatusCondition(s.conditionsOf(s.obj), cond) {
+			return nil
+		}
+		return r.Client.Status().Patch(ctx, s.obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil {
 		return fmt.Errorf("writing condition %s of %s: %w", cond.Type, s, err)
 	}
 	return nil

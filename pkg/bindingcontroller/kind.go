@@ -84,17 +84,20 @@ type scope struct {
 }
 
 func newScope(k kind, obj client.Object) *scope {
-	return &scope{
-		kind:    k,
-		obj:     obj,
-		started: time.Now(),
-		binding: render.Binding{
-			Kind:        k.BindingKind,
-			Namespace:   obj.GetNamespace(),
-			Name:        obj.GetName(),
-			PermanentID: obj.GetLabels()[k.PermanentIDLabel()],
-			Spec:        k.specOf(obj),
-		},
+	s := &scope{kind: k, started: time.Now()}
+	s.rebase(obj)
+	return s
+}
+
+// rebase makes obj, a newer copy of the same binding, the one the phases read and patch.
+func (s *scope) rebase(obj client.Object) {
+	s.obj = obj
+	s.binding = render.Binding{
+		Kind:        s.BindingKind,
+		Namespace:   obj.GetNamespace(),
+		Name:        obj.GetName(),
+		PermanentID: obj.GetLabels()[s.PermanentIDLabel()],
+		Spec:        s.specOf(obj),
 	}
 }
 

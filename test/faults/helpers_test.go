@@ -19,6 +19,7 @@ import (
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
+	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 // convergeTimeout is how long the bindings may take to converge once a fault ends.
@@ -86,11 +87,12 @@ func reconciles(m *soaker.Manager) float64 {
 	return metrics.Reconciles()
 }
 
-// quietReconciles returns how many reconciles m ran during a quiet window of d, after a
-// second for in-flight events to settle.
+// quietReconciles waits until m's reconciles stop moving, then returns how many it ran
+// in the quiet window of d that follows. A fixed settling time would end, on a busy
+// machine, while a sync is still on its way.
 func quietReconciles(m *soaker.Manager, d time.Duration) float64 {
-	time.Sleep(time.Second)
-	before := reconciles(m)
+	before, err := testkit.Settled(func() float64 { return reconciles(m) }, time.Second, time.Minute)
+	Expect(err).NotTo(HaveOccurred())
 	time.Sleep(d)
 	return reconciles(m) - before
 }

@@ -2,12 +2,17 @@ package faults
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/soak/soaker"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
 var _ = Describe("Template deleted under its binding", func() {
@@ -30,16 +35,25 @@ var _ = Describe("Template deleted under its binding", func() {
 		for i := 0; i < bindings; i++ {
 			Expect(k8s.Delete(ctx, load.Deployment(appName(i)))).To(Succeed())
 		}
-		// Let the manager's template cache see the deletions: a sync that still finds the
-		// template there renders from it, and rightly reports Synced.
-		time.Sleep(time.Second)
 		for i := 0; i < bindings; i++ {
 			Expect(load.Update(ctx, appName(i), members[:2])).To(Succeed())
 		}
 		for i := 0; i < bindings; i++ {
 			rb := soaker.BindingName(appName(i))
-			Eventually(worksSynced(ns, rb)).Should(And(
-				HavePrefix("False SyncFailed gen=2/2: resource template not found: "), HaveSuffix("not found")), rb)
+			// A sync that still finds the template in the manager's cache renders from it,
+			// and rightly reports Synced. Touching the binding syncs it again, until the
+			// cache has seen the deletion; no fixed wait guesses how long that takes.
+			touches := 0
+			Eventually(func() string {
+				cond := worksSynced(ns, rb)()
+				if strings.HasPrefix(cond, "True ") {
+					touches++
+					patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.binding-controller.io/touch":"%d"}}}`, touches)
+					obj := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: rb}}
+					Expect(k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+				}
+				return cond
+			}).Should(And(HavePrefix("False SyncFailed gen=2/2: resource template not found: "), HaveSuffix("not found")), rb)
 		}
 		quiet := quietReconciles(m, 3*time.Second)
 		AddReportEntry("template deleted", fmt.Sprintf("%.0f reconciles in the quiet 3 s; %s", quiet, writes(m)))

@@ -15,6 +15,7 @@ import (
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 // worksSyncedOn returns the WorksSynced condition of binding ns/name as "Status Reason: Message".
@@ -39,12 +40,13 @@ func failures(ns, name string) func() int {
 	}
 }
 
-// expectParked waits for the binding's syncs to settle, then checks that no further sync
-// fails for 3 s: input that cannot succeed is not retried.
+// expectParked waits until the binding's failed syncs stop moving, then checks that they
+// stay put for 3 s: input that cannot succeed is not retried. Every sync of such a binding
+// fails, so its failure lines count its syncs.
 func expectParked(ns, name, why string) {
 	Eventually(failures(ns, name)).ShouldNot(BeZero())
-	time.Sleep(time.Second)
-	seen := failures(ns, name)()
+	seen, err := testkit.Settled(failures(ns, name), 2*time.Second, time.Minute)
+	Expect(err).NotTo(HaveOccurred(), why)
 	Consistently(failures(ns, name), 3*time.Second).Should(Equal(seen), why)
 }
 

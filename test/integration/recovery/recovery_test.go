@@ -123,7 +123,8 @@ var _ = Describe("A cluster blocked by a terminating Work", func() {
 		Expect(state("member1")()).To(Equal("terminating"))
 
 		By("not spinning while blocked: no sync runs while nothing changes")
-		settled := syncs()
+		settled, err := testkit.Settled(syncs, time.Second, time.Minute)
+		Expect(err).NotTo(HaveOccurred())
 		Consistently(syncs, 3*time.Second, 100*time.Millisecond).Should(Equal(settled))
 
 		By("recovering on the old Work's deletion event")

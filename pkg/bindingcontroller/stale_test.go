@@ -1,0 +1,70 @@
+package bindingcontroller
+
+import (
+	"context"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+// A parked binding synced again from a cache that has not seen its own condition yet
+// (under load the cache lags this process's writes) must stay parked: the condition patch
+// conflicts, the live binding already carries the condition, and nothing is requeued. The
+// flaky "no retry loop" specs saw one more sync than expected for this reason.
+func TestAStaleCachedBindingIsNotRequeuedForItsOwnLastWrite(t *testing.T) {
+	parked := func() client.Object {
+		rb := seedBinding("member1", "Bad_Cluster", "member3")
+		rb.UID = "uid-rb"
+		return rb
+	}
+	// The API server's binding: the first sync parked it and wrote its condition.
+	live := newHarness(t, interceptor.Funcs{}, seedDeployment(), parked())
+	if res, err := live.r.Reconcile(context.Background(), request()); err != nil || !res.IsZero() {
+		t.Fatalf("first sync = %v, %v; want parked", res, err)
+	}
+
+	// This process's cache still holds the binding without its condition; a patch from it conflicts.
+	patches := 0
+	stale := newHarness(t, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			patches++
+			return apierrors.NewConflict(schema.GroupResource{Group: "work.karmada.io", Resource: "resourcebindings"}, obj.GetName(),
+				errorString("the object has been modified; please apply your changes to the latest version and try again"))
+		},
+	}, seedDeployment(), parked())
+	stale.r.APIReader = live.client
+
+	res, err := stale.r.Reconcile(context.Background(), request())
+	if err != nil || !res.IsZero() {
+		t.Fatalf("sync from a stale cache = %v, %v; want parked with no requeue: the live binding already says so", res, err)
+	}
+	if patches != 1 {
+		t.Errorf("%d status patches, want 1: the live binding's condition is current, so the retry sends nothing", patches)
+	}
+}
+
+// A conflict with a binding whose spec moved on is returned: that binding's own event
+// syncs it, and this sync's results describe an older spec.
+func TestAConflictWithANewerSpecIsReturned(t *testing.T) {
+	rb := seedBinding("member1")
+	rb.UID = "uid-rb"
+	newer := rb.DeepCopy()
+	newer.Generation = 2
+	live := newHarness(t, interceptor.Funcs{}, seedDeployment(), newer)
+	stale := newHarness(t, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			return apierrors.NewConflict(schema.GroupResource{Group: "work.karmada.io", Resource: "resourcebindings"}, obj.GetName(), errorString("modified"))
+		},
+	}, seedDeployment(), rb)
+	stale.r.APIReader = live.client
+	if err := stale.reconcile(); !apierrors.IsConflict(err) {
+		t.Fatalf("Reconcile = %v, want the conflict", err)
+	}
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
