@@ -56,11 +56,20 @@ var operationOf = map[workapply.Outcome]string{
 
 // observe records one finished sync.
 func observe(s *scope, results []workapply.Result, failed bool) {
+	observeDuration(s, failed)
+	count(results)
+}
+
+func observeDuration(s *scope, failed bool) {
 	result := resultSuccess
 	if failed {
 		result = resultFailure
 	}
 	syncDuration.WithLabelValues(string(s.BindingKind), result).Observe(time.Since(s.started).Seconds())
+}
+
+// count records the Work writes and the per-cluster failures among results.
+func count(results []workapply.Result) {
 	for _, r := range results {
 		if op, ok := operationOf[r.Outcome]; ok {
 			workWrites.WithLabelValues(op).Inc()
