@@ -32,10 +32,18 @@ func (b *blockedBindings) record(binding string, clusters sets.Set[string]) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for cluster, bindings := range b.byCluster {
-		if bindings.Has(binding) && !clusters.Has(cluster) {
-			bindings.Delete(binding)
-			blockedBindingsGauge.WithLabelValues(cluster).Set(float64(bindings.Len()))
+		if !bindings.Has(binding) || clusters.Has(cluster) {
+			continue
 		}
+		bindings.Delete(binding)
+		if bindings.Len() == 0 {
+			// No entry and no series for a cluster that blocks nothing: clusters come and
+			// go, and each would otherwise stay here, and on /metrics at 0, for good.
+			delete(b.byCluster, cluster)
+			blockedBindingsGauge.DeleteLabelValues(cluster)
+			continue
+		}
+		blockedBindingsGauge.WithLabelValues(cluster).Set(float64(bindings.Len()))
 	}
 	for cluster := range clusters {
 		bindings, ok := b.byCluster[cluster]
@@ -58,6 +66,13 @@ type stuckWarnings struct {
 
 func newStuckWarnings() *stuckWarnings {
 	return &stuckWarnings{warned: map[string]sets.Set[string]{}}
+}
+
+// forget drops what was remembered of binding, once it is deleted or gone.
+func (w *stuckWarnings) forget(binding string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.warned, binding)
 }
 
 // blockedBy returns the blocked results among results.

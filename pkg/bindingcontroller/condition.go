@@ -51,6 +51,22 @@ func worksSynced(targets int, results []workapply.Result) metav1.Condition {
 		return metav1.Condition{Type: workv1alpha2.ConditionWorksSynced, Status: metav1.ConditionTrue,
 			Reason: ReasonSynced, Message: summary}
 	}
+	reason := ReasonPartiallySynced
+	if synced == 0 && targets > 0 {
+		reason = ReasonSyncFailed
+	}
+	return metav1.Condition{Type: workv1alpha2.ConditionWorksSynced, Status: metav1.ConditionFalse,
+		Reason: reason, Message: bounded(summary, failureParts(failed))}
+}
+
+// failureParts lists the failed results as "cluster: error", ordered by cluster.
+func failureParts(results []workapply.Result) []string {
+	failed := make([]workapply.Result, 0, len(results))
+	for _, r := range results {
+		if r.Err != nil {
+			failed = append(failed, r)
+		}
+	}
 	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Cluster < failed[j].Cluster })
 	parts := make([]string, 0, len(failed))
 	for _, r := range failed {
@@ -61,18 +77,20 @@ func worksSynced(targets int, results []workapply.Result) metav1.Condition {
 		}
 		parts = append(parts, name+": "+strings.TrimPrefix(r.Err.Error(), "cluster "+r.Cluster+": "))
 	}
-	reason := ReasonPartiallySynced
-	if synced == 0 && targets > 0 {
-		reason = ReasonSyncFailed
-	}
-	return metav1.Condition{Type: workv1alpha2.ConditionWorksSynced, Status: metav1.ConditionFalse,
-		Reason: reason, Message: bounded(summary, parts)}
+	return parts
 }
 
 // syncFailed is the condition for a binding that could not be synced at all.
 func syncFailed(err error) metav1.Condition {
 	return metav1.Condition{Type: workv1alpha2.ConditionWorksSynced, Status: metav1.ConditionFalse,
-		Reason: ReasonSyncFailed, Message: bounded(err.Error(), nil)}
+		Reason: ReasonSyncFailed, Message: err.Error()}
+}
+
+// waitingForEviction is the condition for a binding whose Works wait for the Works of
+// clusters evicted with purgeMode Directly to be gone.
+func waitingForEviction(clusters []string) metav1.Condition {
+	return metav1.Condition{Type: workv1alpha2.ConditionWorksSynced, Status: metav1.ConditionFalse, Reason: ReasonWaitingForEviction,
+		Message: "waiting for the Works of clusters evicted with purgeMode Directly to be deleted: " + strings.Join(clusters, ", ")}
 }
 
 // bounded joins summary and parts with "; ", dropping whole parts past the limit and

@@ -48,6 +48,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	r.blocked.record(s.indexKey(), nil)
+	r.stuck.forget(s.indexKey())
 	if err := r.releaseFinalizer(ctx, s); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s from %s: %w", s.finalizer, s, err)
 	}

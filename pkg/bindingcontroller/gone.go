@@ -32,6 +32,7 @@ import (
 func (r *Reconciler) reconcileGone(ctx context.Context, k kind, key types.NamespacedName) (ctrl.Result, error) {
 	b := render.Binding{Kind: k.BindingKind, Namespace: key.Namespace, Name: key.Name}
 	r.blocked.record(bindingIndexValue(b.Kind, b.Namespace, b.Name), nil)
+	r.stuck.forget(bindingIndexValue(b.Kind, b.Namespace, b.Name))
 	works, err := r.worksNaming(ctx, b)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing works of deleted %s(%s): %w", k.logName, key, err)

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
@@ -24,12 +25,12 @@ var (
 
 	clusterSyncFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "binding_controller_cluster_sync_failures_total",
-		Help: "Per-cluster Work sync failures, by cluster and reason (WorkBeingDeleted, WorkNotOwned, RenderFailed, or the API server's status reason).",
+		Help: "Per-cluster Work sync failures, by cluster (<invalid> for all names that cannot name an execution namespace) and reason (WorkBeingDeleted, WorkNotOwned, RenderFailed, or the API server's status reason).",
 	}, []string{"cluster", "reason"})
 
 	blockedBindingsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "binding_controller_blocked_bindings",
-		Help: "Bindings whose Work in this cluster cannot be written because an earlier Work of the same name is still being deleted.",
+		Help: "Bindings whose Work in this cluster cannot be written because an earlier Work of the same name is still being deleted; no series for a cluster that blocks none.",
 	}, []string{"cluster"})
 
 	workWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -56,17 +57,49 @@ var operationOf = map[workapply.Outcome]string{
 
 // observe records one finished sync.
 func observe(s *scope, results []workapply.Result, failed bool) {
+	observeDuration(s, failed)
+	count(results)
+}
+
+func observeDuration(s *scope, failed bool) {
 	result := resultSuccess
 	if failed {
 		result = resultFailure
 	}
 	syncDuration.WithLabelValues(string(s.BindingKind), result).Observe(time.Since(s.started).Seconds())
+}
+
+// count records the Work writes and the per-cluster failures among results.
+func count(results []workapply.Result) {
 	for _, r := range results {
 		if op, ok := operationOf[r.Outcome]; ok {
 			workWrites.WithLabelValues(op).Inc()
 		}
 		if reason := r.Reason(); reason != "" {
-			clusterSyncFailures.WithLabelValues(r.Cluster, reason).Inc()
+			clusterSyncFailures.WithLabelValues(clusterLabel(r.Cluster), reason).Inc()
 		}
 	}
+}
+
+// invalidClusterLabel is the cluster label of failures of cluster names that cannot name
+// an execution namespace (names.ValidateClusterName). Cluster names come from bindings,
+// and whoever may write a binding could otherwise add a series per name it makes up, of
+// any length; such a cluster cannot exist, so its name tells an operator nothing the
+// binding's WorksSynced condition does not.
+const invalidClusterLabel = "<invalid>"
+
+func clusterLabel(cluster string) string {
+	if names.ValidateClusterName(cluster) != nil {
+		return invalidClusterLabel
+	}
+	return cluster
+}
+
+// forgetCluster drops the failure series of a cluster whose Cluster object was deleted.
+// A binding still naming it counts its failures afresh.
+func forgetCluster(cluster string) {
+	if names.ValidateClusterName(cluster) != nil {
+		return // not a label of its own: "<invalid>" holds other names' failures too
+	}
+	clusterSyncFailures.DeletePartialMatch(prometheus.Labels{"cluster": cluster})
 }

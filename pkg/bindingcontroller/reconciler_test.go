@@ -223,7 +223,7 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 			h := newHarness(t, tc.funcs, objs...)
 			failuresBefore := map[string]float64{}
 			for _, f := range tc.failing {
-				failuresBefore[f] = testutil.ToFloat64(clusterSyncFailures.WithLabelValues(f, tc.reason))
+				failuresBefore[f] = testutil.ToFloat64(clusterSyncFailures.WithLabelValues(clusterLabel(f), tc.reason))
 			}
 			res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
 			switch tc.reason {
@@ -257,8 +257,9 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 					t.Errorf("error %q does not name failing cluster %s", err, c)
 				}
 				if failing {
-					if got := testutil.ToFloat64(clusterSyncFailures.WithLabelValues(c, tc.reason)) - failuresBefore[c]; got != 1 {
-						t.Errorf("failure counter {cluster=%s, reason=%s} rose by %v, want 1", c, tc.reason, got)
+					// A name no cluster can have is counted under "<invalid>".
+					if got := testutil.ToFloat64(clusterSyncFailures.WithLabelValues(clusterLabel(c), tc.reason)) - failuresBefore[c]; got != 1 {
+						t.Errorf("failure counter {cluster=%s, reason=%s} rose by %v, want 1", clusterLabel(c), tc.reason, got)
 					}
 				}
 			}

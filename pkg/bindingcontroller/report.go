@@ -2,9 +2,11 @@ package bindingcontroller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -73,13 +75,29 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 }
 
 // reportUnsyncable tells the user a binding cannot be synced as it stands; retrying will
-// not help, so it waits for the binding to change.
-func (r *Reconciler) reportUnsyncable(ctx context.Context, s *scope, err error) error {
-	observe(s, nil, true)
+// not help, so it waits for the binding to change. The orphans were deleted all the same,
+// and a failed delete among them is retried (reportNoSync).
+func (r *Reconciler) reportUnsyncable(ctx context.Context, s *scope, err error, orphans []workapply.Result) error {
+	observeDuration(s, true)
 	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, err.Error()),
 		"retry", "when the binding changes")
 	r.event(s.obj, nil, corev1.EventTypeWarning, ReasonSyncWorkFailed, err.Error())
-	return r.setCondition(ctx, s, syncFailed(err))
+	return r.reportNoSync(ctx, s, syncFailed(err), orphans)
+}
+
+// reportNoSync tells the user about a sync that wrote no Work, for the reason cond gives,
+// and about the deletes it did all the same (orphans, purged Works). Whatever holds the
+// Works back, a failed delete is transient: it is added to cond, counted, and returned, so
+// the binding is retried with backoff instead of keeping the Work until the binding changes.
+func (r *Reconciler) reportNoSync(ctx context.Context, s *scope, cond metav1.Condition, deletes []workapply.Result) error {
+	count(deletes)
+	r.blocked.record(s.indexKey(), nil)
+	err := workapply.Aggregate(deletes)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to clean up works of %s", s), "failedClusters", failedClusters(deletes))
+	}
+	cond.Message = bounded(cond.Message, failureParts(deletes))
+	return errors.Join(r.setCondition(ctx, s, cond), err)
 }
 
 // event records on the binding and, when there is one, on its resource template, so a

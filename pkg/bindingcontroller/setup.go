@@ -159,7 +159,8 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	}
 	if r.ClustersServed {
 		b = b.Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsTargeting),
-			builder.WithPredicates(clusterChanged()))
+			builder.WithPredicates(clusterChanged())).
+			Watches(&clusterv1alpha1.Cluster{}, forgetDeletedClusters())
 	}
 	if watchWorks {
 		// Metadata only: the cache's memory must not grow with manifest size.
@@ -190,6 +191,14 @@ func finalizingPredicate() predicate.Predicate {
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
+}
+
+// forgetDeletedClusters drops a deleted Cluster's per-cluster failure series, so the
+// clusters that joined and left the fleet over time leave none behind.
+func forgetDeletedClusters() handler.EventHandler {
+	return handler.Funcs{DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		forgetCluster(e.Object.GetName())
+	}}
 }
 
 // served tells whether the API server serves gvk. Karmada serves Clusters from its

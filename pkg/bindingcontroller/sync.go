@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,10 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -41,16 +39,26 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		// The binding outlived its template, or the template is not there yet; a retry
 		// would find the same. The binding changes when the template comes back.
 		logger.Info("Resource template not found; nothing to sync until the binding changes", "resource", err.Error())
-		return ctrl.Result{}, errors.Join(r.setCondition(ctx, s, syncFailed(fmt.Errorf("resource template not found: %w", err))),
-			workapply.Aggregate(orphans))
+		return ctrl.Result{}, r.reportNoSync(ctx, s, syncFailed(fmt.Errorf("resource template not found: %w", err)), orphans)
 	case isInputError(err):
-		return ctrl.Result{}, r.reportUnsyncable(ctx, s, err)
+		return ctrl.Result{}, r.reportUnsyncable(ctx, s, err, orphans)
 	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("fetching resource template of %s: %w", s, err)
+		// Returned, so retried with backoff; the orphans' deletes are counted meanwhile.
+		count(orphans)
+		return ctrl.Result{}, errors.Join(fmt.Errorf("fetching resource template of %s: %w", s, err), workapply.Aggregate(orphans))
 	}
 
-	if waiting, err := r.purgeEvictedDirectly(ctx, s); waiting || err != nil {
-		return ctrl.Result{RequeueAfter: purgeRecheckInterval}, err
+	waitingFor, purged, err := r.purgeEvictedDirectly(ctx, s, orphans)
+	switch {
+	case err != nil:
+		count(orphans)
+		return ctrl.Result{}, errors.Join(err, workapply.Aggregate(orphans))
+	case len(waitingFor) > 0:
+		ctrl.LoggerFrom(ctx).Info("Waiting for the Works of clusters evicted with purgeMode Directly to be deleted", "clusters", waitingFor)
+		if err := r.reportNoSync(ctx, s, waitingForEviction(waitingFor), append(orphans, purged...)); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: purgeRecheckInterval}, nil
 	}
 	results := r.ensureWorks(ctx, s, template)
 	targets := len(results)
@@ -130,42 +138,37 @@ func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope) ([]workapp
 const purgeRecheckInterval = 5 * time.Second
 
 // purgeEvictedDirectly deletes the Works of clusters evicted with purgeMode Directly and
-// tells whether any is still there. Until all are gone no Work of the binding is written,
-// so the workload never runs in the evicted cluster and its replacement at once.
-func (r *Reconciler) purgeEvictedDirectly(ctx context.Context, s *scope) (bool, error) {
+// returns the clusters still holding one, with the results of its deletes. Until none is
+// left no Work of the binding is written, so the workload never runs in the evicted
+// cluster and its replacement at once. A Work orphans already tried to delete is not
+// deleted twice in one sync: its result is among the orphans.
+func (r *Reconciler) purgeEvictedDirectly(ctx context.Context, s *scope, orphans []workapply.Result) ([]string, []workapply.Result, error) {
 	_, purge := render.EvictingClusters(s.binding.Spec)
 	if len(purge) == 0 {
-		return false, nil
+		return nil, nil, nil
 	}
 	works, err := r.worksOf(ctx, s)
 	if err != nil {
-		return false, err
+		return nil, nil, err
+	}
+	tried := map[types.NamespacedName]bool{}
+	for _, o := range orphans {
+		tried[o.Work] = true
 	}
 	applier := r.applier()
-	var waitingFor []string
+	waitingFor := sets.New[string]()
 	var results []workapply.Result
 	for i := range works {
 		cluster, ok := names.ClusterOfExecutionNamespace(works[i].Namespace)
 		if !ok || !purge[cluster] {
 			continue
 		}
-		waitingFor = append(waitingFor, cluster)
-		if result := applier.Delete(ctx, cluster, &works[i]); result.Err != nil {
-			results = append(results, result)
+		waitingFor.Insert(cluster)
+		if !tried[client.ObjectKeyFromObject(&works[i])] {
+			results = append(results, applier.Delete(ctx, cluster, &works[i]))
 		}
 	}
-	if len(waitingFor) == 0 {
-		return false, nil
-	}
-	sort.Strings(waitingFor)
-	ctrl.LoggerFrom(ctx).Info("Waiting for the Works of clusters evicted with purgeMode Directly to be deleted", "clusters", waitingFor)
-	cond := metav1.Condition{Type: workv1alpha2.ConditionWorksSynced, Status: metav1.ConditionFalse, Reason: ReasonWaitingForEviction,
-		Message: bounded(fmt.Sprintf("waiting for the Works of clusters evicted with purgeMode Directly to be deleted: %s",
-			strings.Join(waitingFor, ", ")), nil)}
-	if err := r.setCondition(ctx, s, cond); err != nil {
-		return true, err
-	}
-	return true, workapply.Aggregate(results)
+	return sets.List(waitingFor), results, nil
 }
 
 // worksOf lists the metadata of every Work whose annotations name this binding: those in
