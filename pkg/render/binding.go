@@ -65,9 +65,12 @@ type Target struct {
 }
 
 // Targets returns the clusters that must hold a Work: the scheduler's clusters merged with
-// the clusters that dependants require. A scheduled cluster keeps its own entry and a
-// cluster listed twice counts once, so one Work per cluster is written. The order is the
-// scheduler's, then requiredBy's, so errors and events read in a stable order.
+// the clusters that dependants require. The first entry naming a cluster wins, so a
+// scheduled cluster keeps its own replicas and a cluster only a requiredBy snapshot brings
+// keeps the replicas that snapshot gives it (Karmada: pkg/controllers/binding/common.go
+// mergeTargetClusters); a cluster listed twice counts once, so one Work per cluster is
+// written. The order is the scheduler's, then requiredBy's, so errors and events read in
+// a stable order.
 func Targets(spec *workv1alpha2.ResourceBindingSpec) []Target {
 	seen := map[string]bool{}
 	var targets []Target
@@ -83,8 +86,7 @@ func Targets(spec *workv1alpha2.ResourceBindingSpec) []Target {
 	}
 	for _, snapshot := range spec.RequiredBy {
 		for _, tc := range snapshot.Clusters {
-			// A cluster only needed by dependants carries no replicas of its own.
-			add(workv1alpha2.TargetCluster{Name: tc.Name})
+			add(tc)
 		}
 	}
 	return targets

@@ -22,7 +22,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // TestGolden renders every case under testdata/golden: binding.yaml and template.yaml in,
 // and, when present, policies.yaml (OverridePolicies and ClusterOverridePolicies) and
 // clusters.yaml (Cluster objects); one want-<cluster>.yaml out per target cluster (the
-// Work, or the error for that cluster).
+// Work, or the error for that cluster). A case that pins a Karmada rule says in the
+// comment heading its binding.yaml which Karmada file and function it encodes, and what
+// was measured against Karmada; the inputs are plain API objects, so a case can be fed
+// to Karmada itself.
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/golden/*")
 	if err != nil || len(dirs) == 0 {

@@ -11,11 +11,16 @@ var metadataAssignedByServer = []string{
 	"managedFields", "resourceVersion", "selfLink", "uid", "ownerReferences", "finalizers",
 }
 
-// jobControllerLabels are put on a Job's pod template by the Job controller of the cluster
-// that created it; carried over they would select the wrong pods in a member cluster.
-var jobControllerLabels = []string{
-	"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name",
-}
+// The Job controller of the cluster that created a Job labels its selector with the Job's
+// UID and its pod template with the UID and name; carried over they would select the wrong
+// pods in a member cluster. Karmada deletes exactly these keys and keeps the maps, emptied
+// or not (pkg/resourceinterpreter/default/native/prune: removeGenerateSelectorOfJob).
+var (
+	jobSelectorControllerLabels = []string{"controller-uid", "batch.kubernetes.io/controller-uid"}
+	jobTemplateControllerLabels = []string{
+		"controller-uid", "job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name",
+	}
+)
 
 // prune removes from obj everything a member cluster must assign for itself.
 func prune(obj *unstructured.Unstructured) {
@@ -48,13 +53,21 @@ func pruneJob(obj *unstructured.Unstructured) {
 	if manual, _, _ := unstructured.NestedBool(obj.Object, "spec", "manualSelector"); manual {
 		return
 	}
-	unstructured.RemoveNestedField(obj.Object, "spec", "selector")
-	for _, label := range jobControllerLabels {
-		unstructured.RemoveNestedField(obj.Object, "spec", "template", "metadata", "labels", label)
+	deleteKeys(obj, []string{"spec", "selector", "matchLabels"}, jobSelectorControllerLabels)
+	deleteKeys(obj, []string{"spec", "template", "metadata", "labels"}, jobTemplateControllerLabels)
+}
+
+// deleteKeys removes keys from the map at path, leaving the map in place even when it is
+// left empty: Karmada's Works show `{}` there, and so must ours to compare equal.
+func deleteKeys(obj *unstructured.Unstructured, path []string, keys []string) {
+	m, found, err := unstructured.NestedMap(obj.Object, path...)
+	if err != nil || !found {
+		return
 	}
-	if labels, found, _ := unstructured.NestedMap(obj.Object, "spec", "template", "metadata", "labels"); found && len(labels) == 0 {
-		unstructured.RemoveNestedField(obj.Object, "spec", "template", "metadata", "labels")
+	for _, key := range keys {
+		delete(m, key)
 	}
+	_ = unstructured.SetNestedMap(obj.Object, m, path...)
 }
 
 func pruneService(obj *unstructured.Unstructured) {

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -31,9 +30,11 @@ func setReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBind
 	return nil
 }
 
-// divideCompletions splits a Job's completions across the clusters in proportion to their
-// replicas when the scheduler divides replicas, so the Job as a whole still completes
-// the number of times its template asks for.
+// divideCompletions gives the cluster its share of a Job's completions when the scheduler
+// divides replicas, so the Job as a whole still completes as often as its template asks.
+// The split is over every target cluster, requiredBy's included, weighted by each one's
+// replicas (Karmada: pkg/controllers/binding/common.go ensureWork,
+// divideReplicasByJobCompletions). A template without completions (a work queue) keeps none.
 func divideCompletions(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target) error {
 	if spec.Placement == nil || spec.Placement.ReplicaScheduling == nil ||
 		spec.Placement.ReplicaScheduling.ReplicaSchedulingType != policyv1alpha1.ReplicaSchedulingTypeDivided {
@@ -46,46 +47,10 @@ func divideCompletions(obj *unstructured.Unstructured, spec *workv1alpha2.Resour
 	if !found {
 		return nil
 	}
-	shares := divide(completions, spec.Clusters)
+	// Job completions is an int32 in the API; Karmada divides it as one.
+	shares, ok := websterShares(int32(completions), Targets(spec), obj.GetUID())
+	if !ok {
+		return nil
+	}
 	return unstructured.SetNestedField(obj.Object, shares[target.Cluster], "spec", "completions")
-}
-
-// divide splits total across clusters in proportion to their replicas by the largest
-// remainder method: the shares sum to total, and equal remainders go to clusters in
-// name order, so every cluster's render agrees on the split.
-func divide(total int64, clusters []workv1alpha2.TargetCluster) map[string]int64 {
-	var weight int64
-	for _, c := range clusters {
-		weight += int64(c.Replicas)
-	}
-	shares := make(map[string]int64, len(clusters))
-	if weight <= 0 {
-		return shares
-	}
-	type part struct {
-		name      string
-		remainder int64
-	}
-	parts := make([]part, 0, len(clusters))
-	var given int64
-	for _, c := range clusters {
-		if _, dup := shares[c.Name]; dup {
-			continue
-		}
-		exact := total * int64(c.Replicas)
-		shares[c.Name] = exact / weight
-		given += exact / weight
-		parts = append(parts, part{c.Name, exact % weight})
-	}
-	sort.SliceStable(parts, func(i, j int) bool {
-		if parts[i].remainder != parts[j].remainder {
-			return parts[i].remainder > parts[j].remainder
-		}
-		return parts[i].name < parts[j].name
-	})
-	for i := 0; given < total && len(parts) > 0; i = (i + 1) % len(parts) {
-		shares[parts[i].name]++
-		given++
-	}
-	return shares
 }
