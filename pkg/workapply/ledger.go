@@ -81,14 +81,17 @@ func (l *Ledger) WorksOf(owner metav1.Object) []metav1.PartialObjectMetadata {
 	return works
 }
 
-// forget drops the Work at key, which is gone: deleted as uid, or replaced by another.
+// forget drops what the ledger knows of the Work at key with this UID, which is gone. An
+// entry of another UID is a newer Work of the same name, and stays.
 func (l *Ledger) forget(key types.NamespacedName, uid types.UID) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.entries, key)
+	if e, ok := l.entries[key]; ok && e.uid == uid {
+		delete(l.entries, key)
+	}
 	l.deleted.Add(uid)
 }
 
