@@ -210,6 +210,14 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 			condition: "2/3 clusters synced; member2: work karmada-es-member2/nginx-687f7fb96f: creating: Internal error occurred: etcdserver: request is too large",
 		},
 		{
+			name:     "panic in one cluster's apply",
+			funcs:    panicOnCreateIn("karmada-es-member2"),
+			clusters: []string{"member1", "member2", "member3"}, failing: []string{"member2"},
+			wantErr:   "cluster member2: panic while syncing work karmada-es-member2/nginx-687f7fb96f: injected fault",
+			reason:    "Panic",
+			condition: "2/3 clusters synced; member2: panic while syncing work karmada-es-member2/nginx-687f7fb96f: injected fault",
+		},
+		{
 			name:     "render error for one cluster",
 			clusters: []string{"member1", "Bad_Cluster", "member3"}, failing: []string{"Bad_Cluster"},
 			wantErr:   `cluster Bad_Cluster: rendering work: cluster name "Bad_Cluster" does not form a valid execution namespace`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -90,6 +91,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 		return results
 	}
 	applier := r.applier()
+	workName := s.workName()
 	forEach(len(targets), r.ClusterSyncConcurrency, func(i int) {
 		target := targets[i]
 		desired, err := render.Work(s.binding, template, target, render.Overrides{Policies: policies, Cluster: clusters[target.Cluster]})
@@ -98,6 +100,11 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 			return
 		}
 		results[i] = applier.Apply(ctx, target.Cluster, desired)
+	}, func(i int, value any, stack []byte) {
+		cluster := targets[i].Cluster
+		work := types.NamespacedName{Namespace: names.ExecutionNamespace(cluster), Name: workName}
+		results[i] = workapply.Panicked(cluster, work, value)
+		ctrl.LoggerFrom(ctx).Error(results[i].Err, "Panic while syncing work", "cluster", cluster, "work", work.String(), "stack", string(stack))
 	})
 	return results
 }
@@ -213,11 +220,23 @@ func (s *scope) workName() string {
 	return names.WorkName(ref.Kind, namespace, ref.Name)
 }
 
-// forEach runs fn for 0..n-1 with at most limit running at once, and returns when all are done.
-func forEach(n, limit int, fn func(i int)) {
+// forEach runs fn for 0..n-1 with at most limit running at once, and returns when all are
+// done. A panic in fn(i) is handed to recovered with its stack, so that it fails call i
+// only: in a goroutine of its own it would be beyond controller-runtime's recovery and end
+// the process. The sequential path recovers the same way, so the outcome does not depend
+// on the concurrency.
+func forEach(n, limit int, fn func(i int), recovered func(i int, value any, stack []byte)) {
+	run := func(i int) {
+		defer func() {
+			if value := recover(); value != nil {
+				recovered(i, value, debug.Stack())
+			}
+		}()
+		fn(i)
+	}
 	if limit <= 1 || n <= 1 {
 		for i := 0; i < n; i++ {
-			fn(i)
+			run(i)
 		}
 		return
 	}
@@ -228,7 +247,7 @@ func forEach(n, limit int, fn func(i int)) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			fn(i)
+			run(i)
 		}()
 	}
 	wg.Wait()

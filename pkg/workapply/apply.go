@@ -189,7 +189,7 @@ func (a *Applier) Delete(ctx context.Context, cluster string, work *metav1.Parti
 		result.Outcome = Unchanged
 	case apierrors.IsConflict(err):
 		// The UID precondition failed: the Work was recreated under the same name, so
-		// this one is already gone.
+		// this one is already gone; what the ledger knows of the new one stays.
 		result.Outcome = Unchanged
 	case err != nil:
 		result.Outcome = Failed

@@ -19,12 +19,17 @@ import (
 // Works are cached as metadata only, so that the cache's memory does not grow with
 // manifest size; the ledger is what lets a resync still tell, without a request, that a
 // Work is current: same UID, same generation (nobody changed its spec), same spec hash
-// (the binding and template ask for the same). It costs a few dozen bytes per Work. A
-// process that starts fills it from a paged list of the Works (Prime) rather than reading
-// each Work on its first sync.
+// (the binding and template ask for the same). It costs about 250 bytes per Work, its
+// index by binding included. A process that starts fills it from a paged list of the
+// Works (Prime) rather than reading each Work on its first sync.
 type Ledger struct {
-	mu      sync.Mutex
+	// mu is read-locked on the hot path (current, Wrote, WorksOf), so that workers syncing
+	// Works already current do not wait on one another.
+	mu      sync.RWMutex
 	entries map[types.NamespacedName]ledgerEntry
+	// byOwner indexes entries by owner, so that WorksOf costs the binding's Works and not
+	// every Work the process knows. put and drop keep it in step with entries.
+	byOwner map[string]map[types.NamespacedName]struct{}
 	// primed is closed once priming is over, or at once when none is expected.
 	primed     chan struct{}
 	primedOnce sync.Once
@@ -47,7 +52,12 @@ type ledgerEntry struct {
 func NewLedger() *Ledger {
 	primed := make(chan struct{})
 	close(primed)
-	return &Ledger{entries: map[types.NamespacedName]ledgerEntry{}, deleted: recent.NewUIDs(deletedMemory), primed: primed}
+	return &Ledger{
+		entries: map[types.NamespacedName]ledgerEntry{},
+		byOwner: map[string]map[types.NamespacedName]struct{}{},
+		deleted: recent.NewUIDs(deletedMemory),
+		primed:  primed,
+	}
 }
 
 func (l *Ledger) remember(work metav1.Object, hash uint64) {
@@ -56,7 +66,40 @@ func (l *Ledger) remember(work metav1.Object, hash uint64) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.entries[keyOf(work)] = ledgerEntry{uid: work.GetUID(), generation: work.GetGeneration(), hash: hash, owner: ownerOf(work)}
+	l.put(keyOf(work), ledgerEntry{uid: work.GetUID(), generation: work.GetGeneration(), hash: hash, owner: ownerOf(work)})
+}
+
+// put sets the entry at key, moving key in the index when its owner changed. l.mu must
+// be held for writing.
+func (l *Ledger) put(key types.NamespacedName, e ledgerEntry) {
+	if old, ok := l.entries[key]; ok && old.owner != e.owner {
+		l.unindex(old.owner, key)
+	}
+	l.entries[key] = e
+	keys := l.byOwner[e.owner]
+	if keys == nil {
+		keys = map[types.NamespacedName]struct{}{}
+		l.byOwner[e.owner] = keys
+	}
+	keys[key] = struct{}{}
+}
+
+// drop removes the entry at key. l.mu must be held for writing.
+func (l *Ledger) drop(key types.NamespacedName) {
+	if e, ok := l.entries[key]; ok {
+		delete(l.entries, key)
+		l.unindex(e.owner, key)
+	}
+}
+
+func (l *Ledger) unindex(owner string, key types.NamespacedName) {
+	keys := l.byOwner[owner]
+	delete(keys, key)
+	if len(keys) == 0 {
+		// A binding's last Work gone: its set goes too, or the index would keep one per
+		// binding ever seen.
+		delete(l.byOwner, owner)
+	}
 }
 
 // WorksOf returns, as metadata, the Works the ledger holds for the binding a Work of
@@ -67,28 +110,32 @@ func (l *Ledger) WorksOf(owner metav1.Object) []metav1.PartialObjectMetadata {
 		return nil
 	}
 	want := ownerOf(owner)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var works []metav1.PartialObjectMetadata
-	for key, e := range l.entries {
-		if e.owner != want {
-			continue
-		}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	keys := l.byOwner[want]
+	if len(keys) == 0 {
+		return nil
+	}
+	works := make([]metav1.PartialObjectMetadata, 0, len(keys))
+	for key := range keys {
 		w := WorkMetadata()
-		w.Namespace, w.Name, w.UID = key.Namespace, key.Name, e.uid
+		w.Namespace, w.Name, w.UID = key.Namespace, key.Name, l.entries[key].uid
 		works = append(works, *w)
 	}
 	return works
 }
 
-// forget drops the Work at key, which is gone: deleted as uid, or replaced by another.
+// forget drops what the ledger knows of the Work at key with this UID, which is gone. An
+// entry of another UID is a newer Work of the same name, and stays.
 func (l *Ledger) forget(key types.NamespacedName, uid types.UID) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.entries, key)
+	if e, ok := l.entries[key]; ok && e.uid == uid {
+		l.drop(key)
+	}
 	l.deleted.Add(uid)
 }
 
@@ -107,8 +154,8 @@ func (l *Ledger) Wrote(key types.NamespacedName, uid types.UID) bool {
 	if l == nil {
 		return false
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
 	e, ok := l.entries[key]
 	return ok && e.uid == uid
 }
@@ -119,16 +166,16 @@ func (l *Ledger) current(work metav1.Object, hash uint64) bool {
 	if l == nil {
 		return false
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
 	e, ok := l.entries[keyOf(work)]
 	return ok && e.uid == work.GetUID() && e.generation == work.GetGeneration() && e.hash == hash
 }
 
 // Len is how many Works the ledger vouches for.
 func (l *Ledger) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
 	return len(l.entries)
 }
 

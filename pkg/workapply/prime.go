@@ -70,7 +70,7 @@ func (l *Ledger) vouchFor(work *workv1alpha1.Work) bool {
 	if _, known := l.entries[keyOf(work)]; known {
 		return false
 	}
-	l.entries[keyOf(work)] = ledgerEntry{uid: work.UID, generation: work.Generation, hash: specHash(spec), owner: ownerOf(work)}
+	l.put(keyOf(work), ledgerEntry{uid: work.UID, generation: work.Generation, hash: specHash(spec), owner: ownerOf(work)})
 	return true
 }
 

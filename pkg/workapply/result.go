@@ -49,6 +49,7 @@ const (
 	ReasonWorkNotOwned     = "WorkNotOwned"
 	ReasonRenderFailed     = "RenderFailed"
 	ReasonWorkTooLarge     = "WorkTooLarge"
+	ReasonPanic            = "Panic"
 	ReasonUnknown          = "Unknown"
 )
 
@@ -57,6 +58,7 @@ func (r Result) Reason() string {
 	var notOwned *NotOwnedError
 	var render *RenderError
 	var tooLarge *TooLargeError
+	var panicked *PanicError
 	switch {
 	case r.Err == nil:
 		return ""
@@ -68,6 +70,8 @@ func (r Result) Reason() string {
 		return ReasonRenderFailed
 	case errors.As(r.Err, &tooLarge):
 		return ReasonWorkTooLarge
+	case errors.As(r.Err, &panicked):
+		return ReasonPanic
 	}
 	if reason := apierrors.ReasonForError(r.Err); reason != metav1.StatusReasonUnknown {
 		return string(reason)
@@ -89,6 +93,26 @@ func (e *RenderError) Unwrap() error { return e.Err }
 // RenderFailed is the result for a cluster whose Work could not be rendered.
 func RenderFailed(cluster string, err error) Result {
 	return Result{Cluster: cluster, Outcome: Failed, Err: &RenderError{Cluster: cluster, Err: err}}
+}
+
+// PanicError says syncing the cluster's Work panicked: a bug, caught so that it fails this
+// cluster only. A retry may not hit it again (it may depend on timing or on what the API
+// server answered), so it is retried like any transient failure.
+type PanicError struct {
+	Cluster string
+	Work    types.NamespacedName
+	// Value is what was passed to panic. It is not unwrapped even when it is an error: a
+	// panic must not pass for the failure it happened to carry.
+	Value any
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("cluster %s: panic while syncing work %s: %v", e.Cluster, e.Work, e.Value)
+}
+
+// Panicked is the result for a cluster whose sync panicked with value.
+func Panicked(cluster string, work types.NamespacedName, value any) Result {
+	return Result{Cluster: cluster, Work: work, Outcome: Failed, Err: &PanicError{Cluster: cluster, Work: work, Value: value}}
 }
 
 // TooLargeError says the API server could not store the Work: it is larger than etcd (by
