@@ -167,7 +167,9 @@ func createTemplate(golden *unstructured.Unstructured) *unstructured.Unstructure
 			return stored
 		}
 		Expect(k8s.Delete(ctx, stored, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(t), stored.DeepCopy())) }).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(t), stored.DeepCopy()))
+		}).Should(BeTrue())
 	}
 	Fail("no template UID of the case's class in 32 tries")
 	return nil
