@@ -44,7 +44,8 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 
 	if err != nil {
 		message := err.Error()
-		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, message),
+		// The log line of Karmada v1.13, kept word for word: operators grep for it.
+		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), message),
 			"failedClusters", failedClusters(results))
 		r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, message)
 		switch {
@@ -65,6 +66,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 		}
 	}
 	if wrote(results) {
+		// Current Karmada's words: Sync work of ResourceBinding(ns/name) successful.
 		message := fmt.Sprintf("Sync work of %s successful.", s)
 		logger.Info(message, "clusters", targets)
 		r.event(s.obj, template, corev1.EventTypeNormal, ReasonSyncWorkSucceed, message)
@@ -76,7 +78,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 // not help, so it waits for the binding to change.
 func (r *Reconciler) reportUnsyncable(ctx context.Context, s *scope, err error) error {
 	observe(s, nil, true)
-	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, err.Error()),
+	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), err.Error()),
 		"retry", "when the binding changes")
 	r.event(s.obj, nil, corev1.EventTypeWarning, ReasonSyncWorkFailed, err.Error())
 	return r.setCondition(ctx, s, syncFailed(err))

@@ -57,7 +57,7 @@ var _ = Describe("Bad input", func() {
 		Expect(k8s.Create(ctx, binding(ns, "good-deployment", "id-g", d, "member1", "member2"))).To(Succeed())
 
 		Eventually(eventsOn(ns, "ResourceBinding", "widget-binding")).Should(ContainElement(
-			ContainSubstring("Warning SyncWorkFailed: resourceBinding(" + ns + "/widget-binding): the API server does not serve example.com/v1, Kind=Widget")))
+			ContainSubstring("Warning SyncWorkFailed: ResourceBinding(" + ns + "/widget-binding): the API server does not serve example.com/v1, Kind=Widget")))
 		Eventually(worksSyncedOn(ns, "widget-binding")).Should(HavePrefix("False SyncFailed: "))
 		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-g"))
 		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-g"))
@@ -139,8 +139,8 @@ var _ = Describe("Bad input", func() {
 		empty.Spec.Resource = workv1alpha2.ObjectReference{}
 		Expect(k8s.Create(ctx, empty)).To(Succeed())
 		Eventually(eventsOn(ns, "ResourceBinding", "empty-resource")).Should(ContainElement(
-			"Warning SyncWorkFailed: resourceBinding(" + ns + "/empty-resource) names no resource template: spec.resource needs apiVersion, kind and name"))
-		Eventually(worksSyncedOn(ns, "empty-resource")).Should(HavePrefix("False SyncFailed: resourceBinding(" + ns + "/empty-resource) names no resource template"))
+			"Warning SyncWorkFailed: ResourceBinding(" + ns + "/empty-resource) names no resource template: spec.resource needs apiVersion, kind and name"))
+		Eventually(worksSyncedOn(ns, "empty-resource")).Should(HavePrefix("False SyncFailed: ResourceBinding(" + ns + "/empty-resource) names no resource template"))
 		expectParked(ns, "empty-resource", "no retry loop for input that cannot succeed")
 		works := &workv1alpha1.WorkList{}
 		Expect(k8s.List(ctx, works)).To(Succeed())

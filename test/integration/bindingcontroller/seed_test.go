@@ -50,9 +50,10 @@ var _ = Describe("A cluster whose old Work is still being deleted", Ordered, fun
 			Expect(w.Annotations).To(HaveKeyWithValue(workv1alpha2.ResourceBindingNamespaceAnnotation, "default"))
 			Expect(w.Annotations).To(HaveKeyWithValue(workv1alpha2.ResourceBindingNameAnnotation, "nginx-deployment"))
 		}
-		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment")).Should(
-			ContainElement(ContainSubstring("Normal SyncWorkSucceed: Sync work of resourceBinding(default/nginx-deployment) successful.")))
-		Eventually(eventsOn("default", "Deployment", "nginx")).Should(ContainElement(ContainSubstring("Normal SyncWorkSucceed")))
+		// Current Karmada's words, on the binding and on the template.
+		const synced = "Normal SyncWorkSucceed: Sync work of ResourceBinding(default/nginx-deployment) successful."
+		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment")).Should(ContainElement(synced))
+		Eventually(eventsOn("default", "Deployment", "nginx")).Should(ContainElement(synced))
 		Eventually(worksSynced).Should(Equal("True Synced: 3/3 clusters synced (generation 1/1)"))
 	})
 
