@@ -37,17 +37,28 @@ const maxEventNote = 1024
 func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
 	err := workapply.Aggregate(results)
+	// results holds the targets' Works, then the orphans deleted: as in Karmada, a failed
+	// target is a SyncWorkFailed, a failed orphan delete a CleanupWorkFailed.
+	syncErr, cleanupErr := workapply.Aggregate(results[:targets]), workapply.Aggregate(results[targets:])
 	observe(s, results, err != nil)
+	if cleanupErr == nil {
+		// Karmada stops before syncing the targets when an orphan delete fails.
+		observeKarmadaSync(s, syncErr != nil)
+	}
 	r.blocked.record(s.indexKey(), blockedClusters(results))
 	conditionErr := r.setCondition(ctx, s, worksSynced(targets, results))
 	stuckDue := r.warnStuck(ctx, s, results)
 
 	if err != nil {
-		message := err.Error()
 		// The log line of Karmada v1.13, kept word for word: operators grep for it.
-		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), message),
+		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), err.Error()),
 			"failedClusters", failedClusters(results))
-		r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, message)
+		if syncErr != nil {
+			r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, syncErr.Error())
+		}
+		if cleanupErr != nil {
+			r.event(s.obj, nil, corev1.EventTypeWarning, ReasonCleanupWorkFailed, cleanupErr.Error())
+		}
 		switch {
 		case conditionErr != nil || anyFailed(results, transient):
 			return ctrl.Result{}, err

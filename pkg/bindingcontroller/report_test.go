@@ -2,14 +2,21 @@ package bindingcontroller
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"slices"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/render"
@@ -56,4 +63,138 @@ func TestSyncWorkSucceedNamesTheBindingAsKarmadaDoes(t *testing.T) {
 			t.Fatalf("events %q, want %q on the binding and on the template", evs, want)
 		}
 	})
+}
+
+// A Work the binding no longer needs that cannot be deleted is Karmada's CleanupWorkFailed,
+// on the binding alone; it is not a failure to sync the clusters that were synced.
+func TestFailedOrphanDeleteIsACleanupWorkFailed(t *testing.T) {
+	refuse := false
+	h := newHarness(t, interceptor.Funcs{
+		Delete: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			if refuse && obj.GetNamespace() == "karmada-es-member2" {
+				return apierrors.NewForbidden(worksGR, obj.GetName(), errors.New("denied by admission policy"))
+			}
+			return cl.Delete(ctx, obj, opts...)
+		},
+	}, seedDeployment(), seedBinding("member1", "member2"))
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	h.events()
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := h.client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}, rb); err != nil {
+		t.Fatal(err)
+	}
+	rb.Spec.Clusters = rb.Spec.Clusters[:1]
+	if err := h.client.Update(context.Background(), rb); err != nil {
+		t.Fatal(err)
+	}
+	refuse = true
+	before := karmadaSyncCount(t)
+	err := h.reconcile()
+	if err == nil {
+		t.Fatal("Reconcile succeeded with an orphan left; want the delete retried")
+	}
+	want := "Warning CleanupWorkFailed " + err.Error()
+	if evs := h.events(); !slices.Equal(evs, []string{want}) {
+		t.Fatalf("events %q, want only %q (on the binding)", evs, want)
+	}
+	if after := karmadaSyncCount(t); !maps.Equal(after, before) {
+		t.Fatalf("binding_sync_work_duration_seconds went from %v to %v, want unchanged: Karmada stops before the sync when an orphan delete fails",
+			before, after)
+	}
+}
+
+// karmadaSyncCount is how many syncs binding_sync_work_duration_seconds holds, by result.
+func karmadaSyncCount(t *testing.T) map[string]uint64 {
+	t.Helper()
+	count := map[string]uint64{}
+	for _, result := range []string{"success", "error"} {
+		m := &dto.Metric{}
+		if err := karmadaSyncWorkDuration.WithLabelValues(result).(prometheus.Histogram).Write(m); err != nil {
+			t.Fatal(err)
+		}
+		count[result] = m.GetHistogram().GetSampleCount()
+	}
+	return count
+}
+
+func TestKarmadaSyncWorkDurationIsServed(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1"))
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var family *dto.MetricFamily
+	for _, f := range families {
+		if f.GetName() == "binding_sync_work_duration_seconds" {
+			family = f
+		}
+	}
+	if family == nil {
+		t.Fatal("binding_sync_work_duration_seconds is not served")
+	}
+	if family.GetType() != dto.MetricType_HISTOGRAM {
+		t.Fatalf("type %v, want a histogram", family.GetType())
+	}
+	wantHelp := "Duration in seconds to sync works for ResourceBinding and ClusterResourceBinding objects. " +
+		"By the result, 'error' means a binding failed to sync works. Otherwise 'success'."
+	if family.GetHelp() != wantHelp {
+		t.Errorf("help %q, want Karmada's %q", family.GetHelp(), wantHelp)
+	}
+	wantBuckets := []float64{0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048}
+	for _, m := range family.GetMetric() {
+		var labels []string
+		for _, l := range m.GetLabel() {
+			labels = append(labels, l.GetName()+"="+l.GetValue())
+		}
+		if !slices.Equal(labels, []string{"result=success"}) && !slices.Equal(labels, []string{"result=error"}) {
+			t.Errorf("series %v, want only the label result, success or error", labels)
+		}
+		var buckets []float64
+		for _, b := range m.GetHistogram().GetBucket() {
+			buckets = append(buckets, b.GetUpperBound())
+		}
+		if !slices.Equal(buckets, wantBuckets) {
+			t.Errorf("buckets %v, want Karmada's %v", buckets, wantBuckets)
+		}
+	}
+}
+
+// binding_sync_work_duration_seconds counts the syncs Karmada counts: those that render
+// and write the targets' Works, labelled error when one of them failed; not a template
+// that is missing or of a kind the API server does not serve.
+func TestKarmadaSyncWorkDurationCountsTheSyncsKarmadaCounts(t *testing.T) {
+	unserved := seedBinding("member1")
+	unserved.Spec.Resource.APIVersion, unserved.Spec.Resource.Kind = "example.com/v1", "Widget"
+	cases := []struct {
+		name   string
+		objs   []client.Object
+		result string // "" when not observed
+	}{
+		{name: "synced", objs: []client.Object{seedDeployment(), seedBinding("member1", "member2")}, result: "success"},
+		{name: "one cluster blocked", objs: []client.Object{seedDeployment(), seedBinding("member1", "member2"), terminatingWork("member1")}, result: "error"},
+		{name: "template not found", objs: []client.Object{seedBinding("member1")}},
+		{name: "kind not served", objs: []client.Object{unserved}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, interceptor.Funcs{}, tc.objs...)
+			before := karmadaSyncCount(t)
+			_ = h.reconcile()
+			after := karmadaSyncCount(t)
+			for _, result := range []string{"success", "error"} {
+				want := uint64(0)
+				if result == tc.result {
+					want = 1
+				}
+				if got := after[result] - before[result]; got != want {
+					t.Errorf("{result=%s} rose by %d, want %d", result, got, want)
+				}
+			}
+		})
+	}
 }
