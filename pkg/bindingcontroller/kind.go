@@ -82,6 +82,9 @@ type scope struct {
 	obj     client.Object
 	binding render.Binding
 	started time.Time
+	// rendered holds the annotations of each target's rendered Work (render.Targets'
+	// order; nil where rendering failed), which record the override policies applied.
+	rendered []map[string]string
 }
 
 func newScope(k kind, obj client.Object) *scope {

@@ -48,6 +48,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 	r.blocked.record(s.indexKey(), blockedClusters(results))
 	conditionErr := r.setCondition(ctx, s, worksSynced(targets, results))
 	stuckDue := r.warnStuck(ctx, s, results)
+	r.recordOverrideEvents(template, s.rendered, results[:targets])
 
 	if err != nil {
 		// The log line of Karmada v1.13, kept word for word: operators grep for it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/render"
 )
@@ -196,5 +198,84 @@ func TestKarmadaSyncWorkDurationCountsTheSyncsKarmadaCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func imagesPolicy(plaintext ...policyv1alpha1.PlaintextOverrider) *policyv1alpha1.OverridePolicy {
+	return &policyv1alpha1.OverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "images", Namespace: "default"},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "nginx"}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{
+				TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}},
+				Overriders: policyv1alpha1.Overriders{
+					ImageOverrider: []policyv1alpha1.ImageOverrider{{Component: "Registry", Operator: "replace", Value: "mirror.example.com"}},
+					Plaintext:      plaintext,
+				},
+			}},
+		},
+	}
+}
+
+// Each policy applied for a cluster is told on the template, in Karmada's words, when the
+// Work it shaped is written; a resync that writes nothing tells nothing; a policy that
+// fails to apply is told on every sync it fails.
+func TestOverridePolicyEvents(t *testing.T) {
+	cop := &policyv1alpha1.ClusterOverridePolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "labels"},
+		Spec: policyv1alpha1.OverrideSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+			OverrideRules: []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{
+				LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{{Operator: "add", Value: map[string]string{"team": "web"}}}}}},
+		},
+	}
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1", "member2"), cop, imagesPolicy())
+	h.r.PoliciesServed = true
+	h.recorder.Verbose = true
+	const onTemplate = " {kind=Deployment,apiVersion=apps/v1}"
+	overrideEvents := func() []string {
+		var out []string
+		for _, e := range h.events() {
+			if !strings.Contains(e, "SyncWork") {
+				out = append(out, e)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Normal ApplyOverridePolicySucceed Override Apply cluster override policy(labels) for cluster(member1) succeed." + onTemplate,
+		"Normal ApplyOverridePolicySucceed Override Apply cluster override policy(labels) for cluster(member2) succeed." + onTemplate,
+		"Normal ApplyOverridePolicySucceed Override Apply override policy(default/images) for cluster(member2) succeed." + onTemplate,
+	}
+	if got := overrideEvents(); !slices.Equal(got, want) {
+		t.Fatalf("first sync: events\n%q\nwant\n%q", got, want)
+	}
+
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if got := overrideEvents(); len(got) != 0 {
+		t.Fatalf("a resync that wrote nothing raised %q", got)
+	}
+
+	broken := &policyv1alpha1.OverridePolicy{}
+	if err := h.client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "images"}, broken); err != nil {
+		t.Fatal(err)
+	}
+	broken.Spec = imagesPolicy(policyv1alpha1.PlaintextOverrider{Path: "/spec/nothing/here", Operator: "remove"}).Spec
+	if err := h.client.Update(context.Background(), broken); err != nil {
+		t.Fatal(err)
+	}
+	wantFailed := []string{"Warning ApplyOverridePolicyFailed Override Apply override policy(default/images) for cluster(member2) failed." + onTemplate}
+	for sync := 1; sync <= 2; sync++ {
+		_ = h.reconcile()
+		if got := overrideEvents(); !slices.Equal(got, wantFailed) {
+			t.Fatalf("sync %d with a broken policy: events\n%q\nwant\n%q", sync, got, wantFailed)
+		}
 	}
 }

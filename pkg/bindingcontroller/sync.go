@@ -121,6 +121,7 @@ func (r *Reconciler) fetchTemplate(ctx context.Context, s *scope) (*unstructured
 func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstructured.Unstructured) []workapply.Result {
 	targets := render.Targets(s.binding.Spec)
 	results := make([]workapply.Result, len(targets))
+	s.rendered = make([]map[string]string, len(targets))
 	policies, clusters, err := r.overridesFor(ctx, template, targets)
 	if err != nil {
 		// Without the policies no cluster's Work can be rendered right; retry them all.
@@ -137,6 +138,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 			results[i] = workapply.RenderFailed(target.Cluster, err)
 			return
 		}
+		s.rendered[i] = desired.Annotations
 		results[i] = applier.Apply(ctx, target.Cluster, desired)
 	})
 	return results
