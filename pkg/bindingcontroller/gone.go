@@ -35,7 +35,7 @@ func (r *Reconciler) reconcileGone(ctx context.Context, k kind, key types.Namesp
 	r.stuck.forget(bindingIndexValue(b.Kind, b.Namespace, b.Name))
 	works, err := r.worksNaming(ctx, b)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing works of deleted %s(%s): %w", k.logName, key, err)
+		return ctrl.Result{}, fmt.Errorf("listing works of deleted %s: %w", k.named(key), err)
 	}
 	var orphans []metav1.PartialObjectMetadata
 	for i := range works {
@@ -55,7 +55,7 @@ func (r *Reconciler) reconcileGone(ctx context.Context, k kind, key types.Namesp
 	case err == nil:
 		return ctrl.Result{}, nil
 	case !apierrors.IsNotFound(err):
-		return ctrl.Result{}, fmt.Errorf("reading %s(%s): %w", k.logName, key, err)
+		return ctrl.Result{}, fmt.Errorf("reading %s: %w", k.named(key), err)
 	}
 
 	logger := ctrl.LoggerFrom(ctx).WithValues("binding", klog.KRef(key.Namespace, key.Name))
@@ -71,7 +71,7 @@ func (r *Reconciler) reconcileGone(ctx context.Context, k kind, key types.Namesp
 		}
 	}
 	if err := workapply.Aggregate(results); err != nil {
-		logger.Error(err, fmt.Sprintf("Failed to clean up works of deleted %s(%s)", k.logName, key), "failedClusters", failedClusters(results))
+		logger.Error(err, fmt.Sprintf("Failed to clean up works of deleted %s", k.named(key)), "failedClusters", failedClusters(results))
 		return ctrl.Result{}, err
 	}
 	logger.Info("Deleted works of a binding that is gone without releasing its finalizer", "works", len(results))

@@ -17,8 +17,9 @@ import (
 type kind struct {
 	render.BindingKind
 	finalizer string
-	// logName is how Karmada's messages name this kind, e.g. resourceBinding(ns/name).
-	logName      string
+	// legacyName is how Karmada v1.13 named this kind in its "Failed to transform" log
+	// line, which we keep word for word: operators grep for it.
+	legacyName   string
 	newObject    func() client.Object
 	newList      func() client.ObjectList
 	keysOf       func(client.ObjectList) []types.NamespacedName
@@ -29,7 +30,7 @@ type kind struct {
 var resourceBinding = kind{
 	BindingKind: render.ResourceBindingKind,
 	finalizer:   workv1alpha2.BindingControllerFinalizer,
-	logName:     "resourceBinding",
+	legacyName:  "resourceBinding",
 	newObject:   func() client.Object { return &workv1alpha2.ResourceBinding{} },
 	newList:     func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} },
 	keysOf: func(l client.ObjectList) []types.NamespacedName {
@@ -50,7 +51,7 @@ var resourceBinding = kind{
 var clusterResourceBinding = kind{
 	BindingKind: render.ClusterResourceBindingKind,
 	finalizer:   workv1alpha2.ClusterResourceBindingControllerFinalizer,
-	logName:     "clusterResourceBinding",
+	legacyName:  "clusterResourceBinding",
 	newObject:   func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
 	newList:     func() client.ObjectList { return &workv1alpha2.ClusterResourceBindingList{} },
 	keysOf: func(l client.ObjectList) []types.NamespacedName {
@@ -81,6 +82,9 @@ type scope struct {
 	obj     client.Object
 	binding render.Binding
 	started time.Time
+	// rendered holds the annotations of each target's rendered Work (render.Targets'
+	// order; nil where rendering failed), which record the override policies applied.
+	rendered []map[string]string
 }
 
 func newScope(k kind, obj client.Object) *scope {
@@ -101,9 +105,30 @@ func (s *scope) rebase(obj client.Object) {
 	}
 }
 
-// String names the binding the way Karmada's log lines do: resourceBinding(ns/name).
+// String names the binding the way current Karmada's events do:
+// ResourceBinding(ns/name), ClusterResourceBinding(name).
 func (s *scope) String() string {
-	return fmt.Sprintf("%s(%s)", s.logName, client.ObjectKeyFromObject(s.obj))
+	return s.named(client.ObjectKeyFromObject(s.obj))
+}
+
+// legacyName names the binding as Karmada v1.13's log line did: resourceBinding(ns/name),
+// clusterResourceBinding(name).
+func (s *scope) legacyName() string {
+	return fmt.Sprintf("%s(%s)", s.kind.legacyName, objectKey(client.ObjectKeyFromObject(s.obj)))
+}
+
+// named names the binding of this kind at key, as String does; key need not exist.
+func (k kind) named(key types.NamespacedName) string {
+	return fmt.Sprintf("%s(%s)", k.BindingKind, objectKey(key))
+}
+
+// objectKey is ns/name, or name alone for a cluster-scoped object (NamespacedName.String
+// would print "/name").
+func objectKey(key types.NamespacedName) string {
+	if key.Namespace == "" {
+		return key.Name
+	}
+	return key.String()
 }
 
 // indexKey is the value under which this binding's Works are indexed.

@@ -39,16 +39,29 @@ const maxEventNote = 1024
 func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
 	err := workapply.Aggregate(results)
+	// results holds the targets' Works, then the orphans deleted: as in Karmada, a failed
+	// target is a SyncWorkFailed, a failed orphan delete a CleanupWorkFailed.
+	syncErr, cleanupErr := workapply.Aggregate(results[:targets]), workapply.Aggregate(results[targets:])
 	observe(s, results, err != nil)
+	if cleanupErr == nil {
+		// Karmada stops before syncing the targets when an orphan delete fails.
+		observeKarmadaSync(s, syncErr != nil)
+	}
 	r.blocked.record(s.indexKey(), blockedClusters(results))
 	conditionErr := r.setCondition(ctx, s, worksSynced(targets, results))
 	stuckDue := r.warnStuck(ctx, s, results)
+	r.recordOverrideEvents(template, s.rendered, results[:targets])
 
 	if err != nil {
-		message := err.Error()
-		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, message),
+		// The log line of Karmada v1.13, kept word for word: operators grep for it.
+		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), err.Error()),
 			"failedClusters", failedClusters(results))
-		r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, message)
+		if syncErr != nil {
+			r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, syncErr.Error())
+		}
+		if cleanupErr != nil {
+			r.event(s.obj, nil, corev1.EventTypeWarning, ReasonCleanupWorkFailed, cleanupErr.Error())
+		}
 		switch {
 		case conditionErr != nil || anyFailed(results, transient):
 			return ctrl.Result{}, err
@@ -67,6 +80,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 		}
 	}
 	if wrote(results) {
+		// Current Karmada's words: Sync work of ResourceBinding(ns/name) successful.
 		message := fmt.Sprintf("Sync work of %s successful.", s)
 		logger.Info(message, "clusters", targets)
 		r.event(s.obj, template, corev1.EventTypeNormal, ReasonSyncWorkSucceed, message)
@@ -79,7 +93,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 // and a failed delete among them is retried (reportNoSync).
 func (r *Reconciler) reportUnsyncable(ctx context.Context, s *scope, err error, orphans []workapply.Result) error {
 	observeDuration(s, true)
-	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s, err.Error()),
+	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), err.Error()),
 		"retry", "when the binding changes")
 	r.event(s.obj, nil, corev1.EventTypeWarning, ReasonSyncWorkFailed, err.Error())
 	return r.reportNoSync(ctx, s, syncFailed(err), orphans)
@@ -95,6 +109,7 @@ func (r *Reconciler) reportNoSync(ctx context.Context, s *scope, cond metav1.Con
 	err := workapply.Aggregate(deletes)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to clean up works of %s", s), "failedClusters", failedClusters(deletes))
+		r.event(s.obj, nil, corev1.EventTypeWarning, ReasonCleanupWorkFailed, err.Error())
 	}
 	cond.Message = bounded(cond.Message, failureParts(deletes))
 	return errors.Join(r.setCondition(ctx, s, cond), err)

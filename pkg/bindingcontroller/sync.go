@@ -82,6 +82,7 @@ func isInputError(err error) bool {
 func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstructured.Unstructured) []workapply.Result {
 	targets := render.Targets(s.binding.Spec)
 	results := make([]workapply.Result, len(targets))
+	s.rendered = make([]map[string]string, len(targets))
 	policies, clusters, err := r.overridesFor(ctx, template, targets)
 	if err != nil {
 		// Without the policies no cluster's Work can be rendered right; retry them all.
@@ -99,6 +100,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 			results[i] = workapply.RenderFailed(target.Cluster, err)
 			return
 		}
+		s.rendered[i] = desired.Annotations
 		results[i] = applier.Apply(ctx, target.Cluster, desired)
 	}, func(i int, value any, stack []byte) {
 		cluster := targets[i].Cluster

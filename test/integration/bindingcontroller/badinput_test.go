@@ -100,9 +100,9 @@ var _ = Describe("Bad input", func() {
 			name := fmt.Sprintf("review-%d", i)
 			gvk := u.apiVersion + ", Kind=" + u.kind
 			Expect(eventsOn(ns, "ResourceBinding", name)()).To(ContainElement(
-				"Warning SyncWorkFailed: resourceBinding("+ns+"/"+name+"): resource template "+gvk+": "+gvk+
+				"Warning SyncWorkFailed: ResourceBinding("+ns+"/"+name+"): resource template "+gvk+": "+gvk+
 					" cannot be cached: the API server does not allow get on "+u.resource+" (verbs: [create])"), name)
-			Eventually(worksSyncedOn(ns, name)).Should(HavePrefix("False SyncFailed: resourceBinding("+ns+"/"+name+"): resource template "+gvk), name)
+			Eventually(worksSyncedOn(ns, name)).Should(HavePrefix("False SyncFailed: ResourceBinding("+ns+"/"+name+"): resource template "+gvk), name)
 			expectParked(ns, name, "no retry loop for a kind that cannot be cached")
 		}
 		Eventually(activeWorkers).Should(BeZero(), "no worker stays busy")
@@ -118,7 +118,7 @@ var _ = Describe("Bad input", func() {
 		Expect(k8s.Create(ctx, binding(ns, "good-deployment", "id-g", d, "member1", "member2"))).To(Succeed())
 
 		Eventually(eventsOn(ns, "ResourceBinding", "widget-binding")).Should(ContainElement(
-			ContainSubstring("Warning SyncWorkFailed: resourceBinding(" + ns + "/widget-binding): the API server does not serve example.com/v1, Kind=Widget")))
+			ContainSubstring("Warning SyncWorkFailed: ResourceBinding(" + ns + "/widget-binding): the API server does not serve example.com/v1, Kind=Widget")))
 		Eventually(worksSyncedOn(ns, "widget-binding")).Should(HavePrefix("False SyncFailed: "))
 		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-g"))
 		Eventually(workState(workKey("member2", d))).Should(Equal("live:id-g"))
@@ -200,8 +200,8 @@ var _ = Describe("Bad input", func() {
 		empty.Spec.Resource = workv1alpha2.ObjectReference{}
 		Expect(k8s.Create(ctx, empty)).To(Succeed())
 		Eventually(eventsOn(ns, "ResourceBinding", "empty-resource")).Should(ContainElement(
-			"Warning SyncWorkFailed: resourceBinding(" + ns + "/empty-resource) names no resource template: spec.resource needs apiVersion, kind and name"))
-		Eventually(worksSyncedOn(ns, "empty-resource")).Should(HavePrefix("False SyncFailed: resourceBinding(" + ns + "/empty-resource) names no resource template"))
+			"Warning SyncWorkFailed: ResourceBinding(" + ns + "/empty-resource) names no resource template: spec.resource needs apiVersion, kind and name"))
+		Eventually(worksSyncedOn(ns, "empty-resource")).Should(HavePrefix("False SyncFailed: ResourceBinding(" + ns + "/empty-resource) names no resource template"))
 		expectParked(ns, "empty-resource", "no retry loop for input that cannot succeed")
 		works := &workv1alpha1.WorkList{}
 		Expect(k8s.List(ctx, works)).To(Succeed())

@@ -198,6 +198,11 @@ var _ = Describe("Binding lifecycle", func() {
 			_ = k8s.Get(ctx, client.ObjectKeyFromObject(crb), crb)
 			return crb.Finalizers
 		}).Should(ContainElement(workv1alpha2.ClusterResourceBindingControllerFinalizer))
+		// Current Karmada's words: no namespace, no stray slash. Events of cluster-scoped
+		// objects are kept in the default namespace.
+		const synced = "Normal SyncWorkSucceed: Sync work of ClusterResourceBinding(it-reader-clusterrole) successful."
+		Eventually(eventsOn("default", "ClusterResourceBinding", "it-reader-clusterrole")).Should(ContainElement(synced))
+		Eventually(eventsOn("default", "ClusterRole", "it:reader")).Should(ContainElement(synced))
 		Expect(k8s.Delete(ctx, crb)).To(Succeed())
 		for _, key := range keys {
 			Eventually(func() *workv1alpha1.Work { return getWork(key) }).Should(BeNil())

@@ -60,6 +60,11 @@ var _ = Describe("Override policies and Clusters", func() {
 		Eventually(annotationOf(workKey("member2", d), policyv1alpha1.AppliedOverridesAnnotation)).Should(ContainSubstring(`"policyName":"shop-images"`))
 		Expect(manifestOf(workKey("member1", d))()).To(ContainSubstring(`"image":"nginx:1.27"`))
 		Expect(annotationOf(workKey("member1", d), policyv1alpha1.AppliedOverridesAnnotation)()).To(BeEmpty())
+		// Karmada's override events, on the template, for the cluster the policy shaped only.
+		Eventually(eventsOn(ns, "Deployment", "shop")).Should(ContainElement(
+			"Normal ApplyOverridePolicySucceed: Apply override policy(" + ns + "/shop-images) for cluster(member2) succeed."))
+		Expect(eventsOn(ns, "Deployment", "shop")()).NotTo(ContainElement(ContainSubstring("for cluster(member1)")))
+		Expect(eventsOn(ns, "ResourceBinding", "shop-deployment")()).NotTo(ContainElement(ContainSubstring("ApplyOverridePolicy")))
 
 		By("a policy that breaks for one cluster fails that cluster only, naming policy, overrider and cluster")
 		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -72,6 +77,8 @@ var _ = Describe("Override policies and Clusters", func() {
 		Eventually(worksSyncedOn(ns, "shop-deployment")).Should(ContainSubstring(
 			"member2: rendering work: OverridePolicy " + ns + "/shop-images, overrideRules[0].plaintext[0], cluster member2: "))
 		Expect(workState(workKey("member1", d))()).To(Equal("live:id-1"))
+		Eventually(eventsOn(ns, "Deployment", "shop")).Should(ContainElement(
+			"Warning ApplyOverridePolicyFailed: Apply override policy(" + ns + "/shop-images) for cluster(member2) failed."))
 
 		By("the policy going away restores the template's own image")
 		Expect(k8s.Delete(ctx, op)).To(Succeed())
@@ -114,6 +121,8 @@ var _ = Describe("Override policies and Clusters", func() {
 		})).To(Succeed())
 		Eventually(manifestOf(workKey("member3", d))).Should(ContainSubstring(`"canary":"true"`))
 		Expect(annotationOf(workKey("member3", d), policyv1alpha1.AppliedClusterOverridesAnnotation)()).To(ContainSubstring(cop.Name))
+		Eventually(eventsOn(ns, "Deployment", "web")).Should(ContainElement(
+			"Normal ApplyOverridePolicySucceed: Apply cluster override policy(" + cop.Name + ") for cluster(member3) succeed."))
 	})
 })
 

@@ -50,9 +50,11 @@ var _ = Describe("A cluster whose old Work is still being deleted", Ordered, fun
 			Expect(w.Annotations).To(HaveKeyWithValue(workv1alpha2.ResourceBindingNamespaceAnnotation, "default"))
 			Expect(w.Annotations).To(HaveKeyWithValue(workv1alpha2.ResourceBindingNameAnnotation, "nginx-deployment"))
 		}
-		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment")).Should(
-			ContainElement(ContainSubstring("Normal SyncWorkSucceed: Sync work of resourceBinding(default/nginx-deployment) successful.")))
-		Eventually(eventsOn("default", "Deployment", "nginx")).Should(ContainElement(ContainSubstring("Normal SyncWorkSucceed")))
+		// Current Karmada's words, on the binding and on the template.
+		const synced = "Normal SyncWorkSucceed: Sync work of ResourceBinding(default/nginx-deployment) successful."
+		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment")).Should(ContainElement(synced))
+		Eventually(eventsOn("default", "Deployment", "nginx")).Should(ContainElement(synced))
+		Expect(karmadaSyncs("success")).To(BeNumerically(">", 0), "binding_sync_work_duration_seconds{result=\"success\"}")
 		Eventually(worksSynced).Should(Equal("True Synced: 3/3 clusters synced (generation 1/1)"))
 	})
 
@@ -92,11 +94,14 @@ var _ = Describe("A cluster whose old Work is still being deleted", Ordered, fun
 		Expect(workState(workKey("member1", nginx))()).To(Equal("terminating"))
 
 		const failure = "work karmada-es-member1/nginx-687f7fb96f is being deleted"
+		errorsBefore := karmadaSyncs("error")
 		Eventually(logs.String).Should(ContainSubstring(
 			"Failed to transform resourceBinding(default/nginx-deployment) to works. Error: " + failure + "."))
 		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment")).Should(
 			ContainElement("Warning SyncWorkFailed: " + failure))
 		Eventually(eventsOn("default", "Deployment", "nginx")).Should(ContainElement("Warning SyncWorkFailed: " + failure))
+		Eventually(func() float64 { return karmadaSyncs("error") }).Should(BeNumerically(">", errorsBefore),
+			"binding_sync_work_duration_seconds{result=\"error\"}")
 		Eventually(worksSynced).Should(Equal("False PartiallySynced: 2/3 clusters synced; member1: " + failure + " (generation 1/1)"))
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)).To(Succeed())
 		got := meta.FindStatusCondition(rb.Status.Conditions, "Scheduled")
