@@ -228,7 +228,7 @@ var _ = Describe("Works behind karmada-webhook", Ordered, func() {
 		By(fmt.Sprintf("a fresh manager reconciled %d bindings of %d Works with requests %v", want, len(keys), got))
 		Expect(workWrites("create")+workWrites("update")+workWrites("delete")).To(Equal(writes), "Work writes")
 		Expect(got["GET work"]).To(BeZero(), "reads of single Works")
-		Expect(got["PUT work"] + got["POST works"] + got["PATCH work"] + got["DELETE work"]).To(BeZero(), "Work writes sent")
+		Expect(got["PUT work"]+got["POST works"]+got["PATCH work"]+got["DELETE work"]).To(BeZero(), "Work writes sent")
 		Expect(got["POST event"]).To(BeZero(), "events recorded")
 		Expect(strings.Count(logs.String(), "successful.")).To(Equal(succeeded), "Sync work … successful. lines")
 		Expect(syncSucceededEvents()).To(Equal(events), "SyncWorkSucceed events")
@@ -264,8 +264,8 @@ var _ = Describe("Works behind karmada-webhook", Ordered, func() {
 			return n
 		}).Should(Equal(len(keys)))
 		got := delta(before, settled())
-		Expect(workWrites("update") - updates).To(Equal(float64(len(keys))), "Works updated")
-		Expect(workWrites("create") - creates).To(BeZero(), "Works created")
+		Expect(workWrites("update")-updates).To(Equal(float64(len(keys))), "Works updated")
+		Expect(workWrites("create")-creates).To(BeZero(), "Works created")
 		Expect(got["PUT work"]).To(Equal(len(keys)), "PUTs of Works")
 		for _, k := range keys {
 			Expect(admittedByWebhook(getWork(k))).To(BeEmpty(), k.String())
