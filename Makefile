@@ -62,13 +62,14 @@ build: ## Build bin/binding-controller-manager.
 ##@ Try it
 
 RUN_ARGS ?=
+RUN_LOCAL_ARGS ?=
 
 # run and demo exec the built program: make forwards SIGTERM to its child, and a `go run`
 # in between would die and leave the program (and the control plane) running.
 .PHONY: run
-run: envtest build ## Run the controller against a local control plane (bin/local/kubeconfig) until Ctrl-C; manager flags: RUN_ARGS='...'.
+run: envtest build ## Run the controller against a local control plane (bin/local/kubeconfig) until Ctrl-C; manager flags: RUN_ARGS='...'; plane flags: RUN_LOCAL_ARGS='--karmada-webhook'.
 	go build -o $(BIN)/run-local ./hack/run-local
-	exec $(BIN)/run-local --manager $(BIN)/binding-controller-manager --kubeconfig $(BIN)/local/kubeconfig -- $(RUN_ARGS)
+	exec $(BIN)/run-local --manager $(BIN)/binding-controller-manager --kubeconfig $(BIN)/local/kubeconfig $(RUN_LOCAL_ARGS) -- $(RUN_ARGS)
 
 .PHONY: demo
 demo: envtest build ## Play the case it exists for (member1 disconnected), narrated, against a local control plane.

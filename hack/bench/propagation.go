@@ -46,6 +46,8 @@ type loadSpec struct {
 	Clusters   int    `json:"clusters"`
 	PerBinding int    `json:"clustersPerBinding"`
 	PadEnv     int    `json:"padEnv"`
+	// KarmadaWebhook runs the load behind karmada-webhook's Work mutation.
+	KarmadaWebhook bool `json:"karmadaWebhook,omitempty"`
 }
 
 func (l loadSpec) works() int { return l.Bindings * l.PerBinding }
@@ -220,7 +222,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("propagation", flag.ContinueOnError)
 	var c common
 	c.register(fs, "propagation")
-	scenarios := fs.String("scenarios", "initial,fanout,resync,memory", "comma-separated scenarios: initial, fanout, resync, memory")
+	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook", "comma-separated scenarios: initial, fanout, resync, memory, webhook")
 	bindings := fs.Int("bindings", 1000, "bindings of the initial propagation (one Deployment template each)")
 	clusters := fs.Int("clusters", 10, "member clusters every binding of the initial propagation targets")
 	fanoutBindings := fs.Int("fanout-bindings", 1, "bindings of the wide fan-out")
@@ -239,7 +241,8 @@ func runPropagation(ctx context.Context, args []string) error {
 			"rendered Works (the ceiling); API requests per new Work. resync: every binding re-queued (an\n"+
 			"annotation patched) with nothing to change; writes and reads counted. fanout: --fanout-bindings ×\n"+
 			"--fanout-clusters against the same number of Works as one-cluster bindings. memory: peak RSS and\n"+
-			"Go heap with every Work cached, and again with --memory-scale × larger manifests.\n\nFlags:\n")
+			"Go heap with every Work cached, and again with --memory-scale × larger manifests. webhook: the initial\n"+
+			"load, its resync and a restart behind karmada-webhook's Work mutation (test/workwebhook).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -248,7 +251,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	want := map[string]bool{}
 	for _, sc := range splitList(*scenarios) {
 		switch sc {
-		case "initial", "fanout", "resync", "memory":
+		case "initial", "fanout", "resync", "memory", "webhook":
 			want[sc] = true
 		default:
 			return fmt.Errorf("--scenarios: unknown scenario %q", sc)
@@ -286,6 +289,7 @@ func runPropagation(ctx context.Context, args []string) error {
 		return err
 	}
 	big := loadSpec{Name: fmt.Sprintf("memory-%gx", *memoryScale), Bindings: *bindings, Clusters: *clusters, PerBinding: *clusters, PadEnv: padEnv}
+	behindWebhook := loadSpec{Name: "webhook", Bindings: *bindings, Clusters: *clusters, PerBinding: *clusters, KarmadaWebhook: true}
 	logf("manifest per Work: %d bytes; the memory scenario's large manifests: %d bytes (%d padding env vars)", baseBytes, bigBytes, padEnv)
 
 	runs := map[string]map[string]*runResult{} // controller → load name → result
@@ -356,12 +360,19 @@ func runPropagation(ctx context.Context, args []string) error {
 			}
 			record(sp.Label, r)
 		}
+		if want["webhook"] {
+			r, err := p.controllerRun(ctx, sp, behindWebhook, true)
+			if err != nil {
+				return err
+			}
+			record(sp.Label, r)
+		}
 	}
 	rep.Finished = time.Now()
 	rep.Machine.Finish()
 
 	rep.Notes = propagationNotes(p, *ceilingConcurrency, *ceilingQPS)
-	table := propagationTable(rep, specs, runs, want, initial, wide, narrow, big, baseBytes, bigBytes)
+	table := propagationTable(rep, specs, runs, want, initial, wide, narrow, big, behindWebhook, baseBytes, bigBytes)
 	fmt.Println()
 	table.Print(os.Stdout)
 	fmt.Println()
@@ -395,12 +406,13 @@ func managerFlagInt(args []string, name string, def int) int {
 	return def
 }
 
-// newPlane starts a fresh control plane for one measured load.
-func (p *propagation) newPlane(label string) (*benchkit.Plane, error) {
+// newPlane starts a fresh control plane for one measured load, behind karmada-webhook's
+// Work mutation when webhook is set.
+func (p *propagation) newPlane(label string, webhook bool) (*benchkit.Plane, error) {
 	p.seq++
 	dir := filepath.Join(p.s.Dir, fmt.Sprintf("%02d-%s", p.seq, sanitize(label)))
 	t := time.Now()
-	plane, err := benchkit.StartPlane(benchkit.PlaneOptions{Dir: dir, Audit: p.audit})
+	plane, err := benchkit.StartPlane(benchkit.PlaneOptions{Dir: dir, Audit: p.audit, KarmadaWorkWebhook: webhook})
 	if err != nil {
 		return nil, err
 	}
@@ -496,7 +508,7 @@ func requestDelta(before, after benchkit.Samples, auditLog string, from, to int6
 func (p *propagation) controllerRun(ctx context.Context, spec benchkit.ControllerSpec, load loadSpec, resync bool) (*runResult, error) {
 	label := spec.Label + " " + load.Name
 	res := &runResult{Controller: spec.Label, Load: load, Works: load.works()}
-	plane, err := p.newPlane(label)
+	plane, err := p.newPlane(label, load.KarmadaWebhook)
 	if err != nil {
 		return nil, err
 	}
@@ -792,7 +804,7 @@ func (p *propagation) requeueAll(ctx context.Context, plane *benchkit.Plane, ctl
 func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency int, qps float64) (*ceilingResult, error) {
 	label := "ceiling " + load.Name
 	res := &ceilingResult{Load: load, Concurrency: concurrency, QPS: qps, Works: load.works()}
-	plane, err := p.newPlane(label)
+	plane, err := p.newPlane(label, false)
 	if err != nil {
 		return nil, err
 	}
@@ -880,6 +892,7 @@ func propagationNotes(p *propagation, concurrency int, qps float64) []string {
 		"client-side counts are the controller's rest_client_requests_total (labels code, method, host: no resource); client-go counts a watch as a GET",
 		"resync trigger: a merge patch of one annotation on every binding (the controller watches binding annotations); nothing a Work depends on changes",
 		"restart: after the resync the controller is stopped and a fresh process started on the same objects; its requests are counted from process start (discovery, lists, watches included) until it has reconciled every binding and gone quiet",
+		"webhook: the initial load, its resync and the restart again on a control plane with karmada-webhook's Work mutation in front (test/workwebhook: every Work gets a random permanent ID, copied into its manifests, on CREATE and UPDATE), as on a real Karmada",
 		"heap per cached Work = growth of go_gc_heap_live_bytes from before the bindings (templates already cached) to after the load, ÷ Works, each read once two GCs completed after the moment (the controller's /metrics is scraped until they have: every scrape allocates); it includes the bindings cached alongside (one per binding's clusters' Works)",
 	}
 	if p.audit {

@@ -71,7 +71,7 @@ func (b *tableBuilder) each(runs map[string]map[string]*runResult, load string, 
 }
 
 func propagationTable(rep *propagationReport, specs []benchkit.ControllerSpec, runs map[string]map[string]*runResult,
-	want map[string]bool, initial, wide, narrow, big loadSpec, baseBytes, bigBytes int) *benchkit.Table {
+	want map[string]bool, initial, wide, narrow, big, behindWebhook loadSpec, baseBytes, bigBytes int) *benchkit.Table {
 	b := &tableBuilder{rep: rep, t: &benchkit.Table{Header: []string{"figure"}}}
 	for _, s := range specs {
 		b.labels = append(b.labels, s.Label)
@@ -312,6 +312,10 @@ func propagationTable(rep *propagationReport, specs []benchkit.ControllerSpec, r
 		b.row("binding_controller_work_writes_total", rs(func(r *resyncResult) string { return methods(r.Requests.WorkWrites) }), "")
 	}
 
+	if want["webhook"] {
+		b.webhookSection(runs, behindWebhook)
+	}
+
 	if want["fanout"] {
 		b.sectionRow(fmt.Sprintf("fan-out: the same %d Works, wide and narrow", wide.works()))
 		timeOf := func(r *runResult) (string, string) {
@@ -471,4 +475,45 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// webhookSection holds the figures of the load run behind karmada-webhook's Work
+// mutation: with every Work current, neither a resync nor a restart may read a Work by
+// itself or write one.
+func (b *tableBuilder) webhookSection(runs map[string]map[string]*runResult, load loadSpec) {
+	b.sectionRow(fmt.Sprintf("behind karmada-webhook's Work mutation: %s, every Work current", load))
+	works := func(phase func(r *runResult) *resyncResult, what func(a benchkit.AuditCounts) int) cells {
+		return b.each(runs, load.Name, func(r *runResult) (string, string) {
+			rs := phase(r)
+			if rs == nil || !b.rep.auditOn() {
+				return "n/a", "MISS"
+			}
+			n := what(rs.Requests.Audit)
+			return fmt.Sprint(n), benchkit.Verdict(n == 0)
+		})
+	}
+	resync := func(r *runResult) *resyncResult { return r.Resync }
+	restart := func(r *runResult) *resyncResult { return r.Restart }
+	gets := func(a benchkit.AuditCounts) int { return a["get works.work.karmada.io"] }
+	writes := func(a benchkit.AuditCounts) int { return a.Writes("works.work.karmada.io") }
+	b.row("initial: Work requests per new Work (audit)", info(b.each(runs, load.Name, func(r *runResult) (string, string) {
+		n := r.Requests.Audit.Match("works.work.karmada.io")
+		return fmt.Sprintf("%.3f (%d)", float64(n)/float64(max(r.Seen, 1)), n), ""
+	})), "")
+	b.row("no-op resync: Work GETs (audit)", works(resync, gets), "0")
+	b.row("no-op resync: Work writes (audit)", works(resync, writes), "0")
+	b.row("restart: Work GETs (audit)", works(restart, gets), "0")
+	b.row("restart: Work PUTs (audit)", works(restart, func(a benchkit.AuditCounts) int { return a["update works.work.karmada.io"] }), "0")
+	b.row("restart: Work writes (audit)", works(restart, writes), "0")
+	b.row("restart: Work lists (audit)", info(works(restart, func(a benchkit.AuditCounts) int { return a["list works.work.karmada.io"] })), "")
+	b.row("restart: all requests (audit)", info(works(restart, func(a benchkit.AuditCounts) int { return a.Total() })), "")
+	b.row("restart: events recorded (audit)", works(restart, func(a benchkit.AuditCounts) int {
+		return a.Match("events", "create", "update", "patch")
+	}), "0")
+	b.row("restart: binding_controller_work_writes_total", info(b.each(runs, load.Name, func(r *runResult) (string, string) {
+		if r.Restart == nil {
+			return "n/a", ""
+		}
+		return methods(r.Restart.Requests.WorkWrites), ""
+	})), "")
 }

@@ -44,6 +44,9 @@ type Options struct {
 	// KubeconfigPath, when set, is where an admin kubeconfig of the plane is written
 	// (parent directories are created; an existing file is replaced).
 	KubeconfigPath string
+	// KarmadaWorkWebhook puts karmada-webhook's Work mutation (test/workwebhook) in front
+	// of the API server, as on a real Karmada control plane.
+	KarmadaWorkWebhook bool
 }
 
 // Plane is a running local control plane.
@@ -58,6 +61,8 @@ type Plane struct {
 	Members []string
 	// KubeconfigPath is the file written, or "" when Options.KubeconfigPath was empty.
 	KubeconfigPath string
+
+	started *envtestutil.Env
 }
 
 // Start starts kube-apiserver and etcd with the project's CRDs and creates the
@@ -72,11 +77,13 @@ func Start(ctx context.Context, opts Options) (*Plane, error) {
 			return nil, err
 		}
 	}
-	env, cfg, err := envtestutil.Start(envtestutil.ProjectCRDDir())
+	env, err := envtestutil.StartWith(envtestutil.Options{
+		CRDPaths: []string{envtestutil.ProjectCRDDir()}, KarmadaWorkWebhook: opts.KarmadaWorkWebhook,
+	})
 	if err != nil {
 		return nil, err
 	}
-	p := &Plane{Env: env, Config: cfg, Members: append([]string(nil), members...)}
+	p := &Plane{Env: env.Environment, Config: env.Config, Members: append([]string(nil), members...), started: env}
 	if err := p.populate(ctx, opts.KubeconfigPath); err != nil {
 		return nil, errors.Join(err, p.Stop())
 	}
@@ -172,7 +179,7 @@ func (p *Plane) Stop() error {
 	if p == nil || p.Env == nil {
 		return nil
 	}
-	err := p.Env.Stop()
+	err := p.started.Stop()
 	if p.KubeconfigPath != "" {
 		// Leave the file alone if another plane has written over it since.
 		data, readErr := os.ReadFile(p.KubeconfigPath)

@@ -49,6 +49,9 @@ func run() int {
 	members := fs.String("members", strings.Join(localplane.DefaultMembers, ","), "comma-separated member cluster names")
 	simulate := fs.Bool("simulate-execution", true,
 		"play Karmada's execution side: release the finalizer of deleted Works, as a connected member does")
+	webhook := fs.Bool("karmada-webhook", false,
+		"put karmada-webhook's Work mutation in front of the API server, as on a real Karmada control plane: "+
+			"every Work gets a permanent ID (work.karmada.io/permanent-id), copied into its manifests")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: run-local [flags] [-- controller-manager flags]\n\n"+
 			"Starts a local kube-apiserver + etcd with the Karmada CRDs and member clusters, and runs the\n"+
@@ -84,6 +87,7 @@ func run() int {
 	go func() {
 		p, err := localplane.Start(context.Background(), localplane.Options{
 			Members: strings.FieldsFunc(*members, func(r rune) bool { return r == ',' || r == ' ' }), KubeconfigPath: *kubeconfig,
+			KarmadaWorkWebhook: *webhook,
 		})
 		startDone <- started{p, err}
 	}()
@@ -118,7 +122,7 @@ func run() int {
 	}
 	go func() {
 		if waitReady(ctx, probeAddr, proc) {
-			printBanner(plane, *kubeconfig, metricsAddr, probeAddr, *simulate)
+			printBanner(plane, *kubeconfig, metricsAddr, probeAddr, *simulate, *webhook)
 		}
 	}()
 
@@ -221,7 +225,7 @@ func localhost(addr string) string {
 	return addr
 }
 
-func printBanner(plane *localplane.Plane, kubeconfig, metricsAddr, probeAddr string, simulate bool) {
+func printBanner(plane *localplane.Plane, kubeconfig, metricsAddr, probeAddr string, simulate, webhook bool) {
 	kc := display(kubeconfig)
 	export := kc
 	if !filepath.IsAbs(kc) {
@@ -238,6 +242,10 @@ func printBanner(plane *localplane.Plane, kubeconfig, metricsAddr, probeAddr str
 	if simulate {
 		execution = "simulated: deleted Works are released, as connected members do"
 	}
+	mutation := "off (--karmada-webhook puts karmada-webhook's Work mutation in front)"
+	if webhook {
+		mutation = "karmada-webhook's Work mutation: permanent IDs on every Work and its manifests"
+	}
 	line := strings.Repeat("─", 78)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s\n", line)
@@ -248,6 +256,7 @@ func printBanner(plane *localplane.Plane, kubeconfig, metricsAddr, probeAddr str
 	fmt.Fprintf(&b, "   metrics         %s\n", endpoint(metricsAddr, "/metrics"))
 	fmt.Fprintf(&b, "   probes          %s\n", endpoint(probeAddr, "/healthz, /readyz"))
 	fmt.Fprintf(&b, "   execution side  %s\n", execution)
+	fmt.Fprintf(&b, "   webhook         %s\n", mutation)
 	fmt.Fprintf(&b, "\n In another terminal:\n")
 	fmt.Fprintf(&b, "   export KUBECONFIG=%s\n", export)
 	fmt.Fprintf(&b, "   %s get clusters\n", kubectl)

@@ -53,6 +53,10 @@ type Options struct {
 	APIServerCheckTimeout   time.Duration
 
 	Zap zap.Options
+
+	// SkipControllerNameValidation lets one process build a second manager with the same
+	// controllers: a test that restarts the manager in-process. No flag sets it.
+	SkipControllerNameValidation bool
 }
 
 // NewOptions returns the defaults.

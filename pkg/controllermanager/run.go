@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -103,8 +104,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		// Resource templates are of any kind and read as unstructured objects; caching
 		// them keeps a resync from costing a live read per binding. The cache holds them
 		// as JSON (cachecompact), not as nested maps ten times the size.
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Cache:  cache.Options{DefaultTransform: cachecompact.Transform},
+		Client:     client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache:      cache.Options{DefaultTransform: cachecompact.Transform},
+		Controller: config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

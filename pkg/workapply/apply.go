@@ -61,23 +61,22 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 	key := client.ObjectKeyFromObject(desired)
 	result := Result{Cluster: cluster, Work: key}
 	logger := log.FromContext(ctx).WithValues("cluster", cluster, "work", key.String())
-	hash := specHash(&desired.Spec)
 
 	cached := WorkMetadata()
 	err := a.Client.Get(ctx, key, cached)
 	switch {
 	case apierrors.IsNotFound(err):
-		result.Outcome, result.Err = a.create(ctx, desired, hash)
+		result.Outcome, result.Err = a.create(ctx, desired)
 	case err != nil:
 		result.Outcome, result.Err = Failed, err
 	case cached.DeletionTimestamp != nil:
 		result.Outcome, result.Err = Blocked, beingDeleted(cached)
 	case checkOwner(cached, desired) != nil:
 		result.Outcome, result.Err = Failed, checkOwner(cached, desired)
-	case metadataHolds(cached, desired) && a.Ledger.current(cached, hash):
+	case a.vouchedFor(cached, asAdmitted(desired, cached.Labels)):
 		result.Outcome = Unchanged
 	default:
-		result.Outcome, result.Err = a.readAndUpdate(ctx, desired, hash)
+		result.Outcome, result.Err = a.readAndUpdate(ctx, desired)
 	}
 	if result.Err != nil {
 		if refusedAsTooLarge(result.Err) {
@@ -101,23 +100,34 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 	return result
 }
 
-func (a *Applier) create(ctx context.Context, desired *workv1alpha1.Work, hash uint64) (Outcome, error) {
+// vouchedFor tells whether the cached metadata and the ledger show the Work as admitted.
+func (a *Applier) vouchedFor(cached metav1.Object, admitted *workv1alpha1.Work) bool {
+	return metadataHolds(cached, admitted) && a.Ledger.current(cached, specHash(&admitted.Spec))
+}
+
+// remember records a Work as the API server returned it after a write or read, with the
+// hash of desired as admitted to that Work: what the next Apply computes from the cache.
+func (a *Applier) remember(stored *workv1alpha1.Work, desired *workv1alpha1.Work) {
+	a.Ledger.remember(stored, specHash(&asAdmitted(desired, stored.Labels).Spec))
+}
+
+func (a *Applier) create(ctx context.Context, desired *workv1alpha1.Work) (Outcome, error) {
 	created := desired.DeepCopy()
 	err := a.Client.Create(ctx, created)
 	if err == nil {
-		a.Ledger.remember(created, hash)
+		a.remember(created, desired)
 		return Created, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
 		return Failed, fmt.Errorf("creating: %w", err)
 	}
 	// The cache had not seen it yet: read it live and update from there.
-	return a.readAndUpdate(ctx, desired, hash)
+	return a.readAndUpdate(ctx, desired)
 }
 
 // readAndUpdate brings the live Work to desired. It never writes a terminating Work or one
 // the binding does not own, and retries with a fresh read when another writer got there first.
-func (a *Applier) readAndUpdate(ctx context.Context, desired *workv1alpha1.Work, hash uint64) (Outcome, error) {
+func (a *Applier) readAndUpdate(ctx context.Context, desired *workv1alpha1.Work) (Outcome, error) {
 	outcome := Unchanged
 	existing := &workv1alpha1.Work{}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -133,18 +143,19 @@ func (a *Applier) readAndUpdate(ctx context.Context, desired *workv1alpha1.Work,
 			outcome = Failed
 			return err
 		}
-		if UpToDate(existing, desired) {
+		admitted := asAdmitted(desired, existing.Labels)
+		if UpToDate(existing, admitted) {
 			outcome = Unchanged
-			a.Ledger.remember(existing, hash)
+			a.remember(existing, desired)
 			return nil
 		}
 		updated := existing.DeepCopy()
-		mergeDesired(updated, desired)
+		mergeDesired(updated, admitted)
 		outcome = Updated
 		if err := a.Client.Update(ctx, updated); err != nil {
 			return err
 		}
-		a.Ledger.remember(updated, hash)
+		a.remember(updated, desired)
 		return nil
 	})
 	switch {
@@ -154,7 +165,7 @@ func (a *Applier) readAndUpdate(ctx context.Context, desired *workv1alpha1.Work,
 		if err := a.Client.Create(ctx, created); err != nil {
 			return Failed, fmt.Errorf("creating: %w", err)
 		}
-		a.Ledger.remember(created, hash)
+		a.remember(created, desired)
 		return Created, nil
 	case err != nil && outcome == Updated:
 		return Failed, fmt.Errorf("updating: %w", err)

@@ -29,20 +29,27 @@ limitations under the License.
 package envtestutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/binding-controller/binding-controller/pkg/apis"
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/test/workwebhook"
 )
 
 // AssetsEnv is the environment variable naming the directory holding kube-apiserver,
@@ -154,19 +161,99 @@ func resolvePath(p string) string {
 // returns the running environment and an admin rest.Config. The caller must call
 // env.Stop(). When the binaries are missing the error says how to build them.
 func Start(crdPaths ...string) (*envtest.Environment, *rest.Config, error) {
-	env := NewEnvironment(crdPaths...)
+	env, err := StartWith(Options{CRDPaths: crdPaths})
+	if err != nil {
+		return nil, nil, err
+	}
+	return env.Environment, env.Config, nil
+}
+
+// Options say what StartWith starts.
+type Options struct {
+	// CRDPaths are the CRDs to install (see NewEnvironment).
+	CRDPaths []string
+	// KarmadaWorkWebhook puts a stand-in for karmada-webhook's Work mutation
+	// (test/workwebhook) in front of the API server, as on a real Karmada control plane:
+	// every Work written gets a permanent ID, copied into its manifests.
+	KarmadaWorkWebhook bool
+	// Configure, when set, adjusts the environment before it starts (API server flags, say).
+	Configure func(*envtest.Environment) error
+}
+
+// Env is a running control plane.
+type Env struct {
+	*envtest.Environment
+	// Config is an admin rest.Config.
+	Config  *rest.Config
+	webhook *workwebhook.Server
+}
+
+// Stop stops the webhook, when there is one, then kube-apiserver and etcd.
+func (e *Env) Stop() error {
+	e.webhook.Stop()
+	return e.Environment.Stop()
+}
+
+// StartWith starts a control plane as Start does, with the options. With
+// KarmadaWorkWebhook it returns once the API server calls the webhook for Works.
+func StartWith(opts Options) (*Env, error) {
+	env := NewEnvironment(opts.CRDPaths...)
 	for _, bin := range []string{"kube-apiserver", "etcd", "kubectl"} {
 		if _, err := os.Stat(filepath.Join(env.BinaryAssetsDirectory, bin)); err != nil {
-			return nil, nil, fmt.Errorf("envtest binary %s not found in %s (set %s or run 'make envtest'): %w",
+			return nil, fmt.Errorf("envtest binary %s not found in %s (set %s or run 'make envtest'): %w",
 				bin, env.BinaryAssetsDirectory, AssetsEnv, err)
 		}
 	}
-	cfg, err := env.Start()
-	if err != nil {
-		if stopErr := env.Stop(); stopErr != nil {
+	if opts.KarmadaWorkWebhook {
+		env.WebhookInstallOptions.MutatingWebhooks = append(env.WebhookInstallOptions.MutatingWebhooks, workwebhook.Configuration())
+	}
+	if opts.Configure != nil {
+		if err := opts.Configure(env); err != nil {
+			return nil, err
+		}
+	}
+	e := &Env{Environment: env}
+	fail := func(err error) (*Env, error) {
+		if stopErr := e.Stop(); stopErr != nil {
 			err = errors.Join(err, fmt.Errorf("stopping the control plane: %w", stopErr))
 		}
-		return nil, nil, fmt.Errorf("starting envtest: %w", err)
+		return nil, err
 	}
-	return env, cfg, nil
+	cfg, err := env.Start()
+	if err != nil {
+		return fail(fmt.Errorf("starting envtest: %w", err))
+	}
+	e.Config = cfg
+	if opts.KarmadaWorkWebhook {
+		if e.webhook, err = workwebhook.Serve(&env.WebhookInstallOptions); err != nil {
+			return fail(err)
+		}
+		if err := waitForWorkWebhook(cfg); err != nil {
+			return fail(err)
+		}
+	}
+	return e, nil
+}
+
+// waitForWorkWebhook waits until the API server calls the Work webhook: it picks up a
+// new webhook configuration a moment after it is created, and a Work written before
+// then would not be mutated. A dry-run create shows the webhook's work without storing it.
+func waitForWorkWebhook(cfg *rest.Config) error {
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return err
+	}
+	probe := func() (bool, error) {
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "webhook-probe"}}
+		err := c.Create(context.Background(), w, client.DryRunAll)
+		return err == nil && w.Labels[workv1alpha2.WorkPermanentIDLabel] != "", err
+	}
+	var last error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var ok bool
+		if ok, last = probe(); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("the API server does not call the Work webhook (last error: %v)", last)
 }

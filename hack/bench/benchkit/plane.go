@@ -7,7 +7,6 @@ package benchkit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,6 +56,8 @@ type Plane struct {
 	AuditLog string
 	// Dir holds the plane's files (audit policy and log, kubeconfigs).
 	Dir string
+
+	started *envtestutil.Env
 }
 
 // PlaneOptions configure StartPlane.
@@ -65,6 +66,9 @@ type PlaneOptions struct {
 	Dir string
 	// Audit turns on the audit log of ControllerUser and CeilingUser.
 	Audit bool
+	// KarmadaWorkWebhook puts karmada-webhook's Work mutation (test/workwebhook) in front
+	// of the API server, as on a real Karmada control plane.
+	KarmadaWorkWebhook bool
 }
 
 // StartPlane starts kube-apiserver and etcd with the project's CRDs installed.
@@ -72,18 +76,14 @@ func StartPlane(opts PlaneOptions) (*Plane, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	env := envtestutil.NewEnvironment(envtestutil.ProjectCRDDir())
-	for _, bin := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(env.BinaryAssetsDirectory, bin)); err != nil {
-			return nil, fmt.Errorf("envtest binary %s not found in %s (set %s or run 'make envtest'): %w",
-				bin, env.BinaryAssetsDirectory, envtestutil.AssetsEnv, err)
+	p := &Plane{Dir: opts.Dir}
+	configure := func(env *envtest.Environment) error {
+		if !opts.Audit {
+			return nil
 		}
-	}
-	p := &Plane{Env: env, Dir: opts.Dir}
-	if opts.Audit {
 		policy := filepath.Join(opts.Dir, "audit-policy.yaml")
 		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-			return nil, err
+			return err
 		}
 		p.AuditLog = filepath.Join(opts.Dir, "audit.log")
 		args := env.ControlPlane.GetAPIServer().Configure()
@@ -92,14 +92,18 @@ func StartPlane(opts PlaneOptions) (*Plane, error) {
 		args.Set("audit-log-format", "json")
 		args.Set("audit-log-mode", "blocking")
 		args.Set("audit-log-maxsize", "100000") // MB: never rotate during a run
+		return nil
 	}
-	cfg, err := env.Start()
+	started, err := envtestutil.StartWith(envtestutil.Options{
+		CRDPaths:           []string{envtestutil.ProjectCRDDir()},
+		KarmadaWorkWebhook: opts.KarmadaWorkWebhook,
+		Configure:          configure,
+	})
 	if err != nil {
-		if stopErr := env.Stop(); stopErr != nil {
-			err = errors.Join(err, stopErr)
-		}
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
+	p.started, p.Env = started, started.Environment
+	cfg := started.Config
 	p.Admin = rest.CopyConfig(cfg)
 	p.Admin.QPS, p.Admin.Burst = -1, 0
 	if p.Client, err = client.New(p.Admin, client.Options{Scheme: envtestutil.Scheme()}); err != nil {
@@ -133,10 +137,10 @@ func (p *Plane) AddUser(name string, qps float32, burst int) (*rest.Config, stri
 
 // Stop stops kube-apiserver and etcd and removes their data.
 func (p *Plane) Stop() error {
-	if p == nil || p.Env == nil {
+	if p == nil || p.started == nil {
 		return nil
 	}
-	return p.Env.Stop()
+	return p.started.Stop()
 }
 
 // CreateNamespaces creates the namespaces (existing ones are fine), a few at once.

@@ -63,6 +63,14 @@ const (
 	ConflictResolutionAbort = "abort"
 )
 
+// PropagationInstructionLabel on a Work set to PropagationInstructionSuppressed says its
+// manifests are not to be propagated: Karmada's Work webhook then leaves their labels and
+// annotations alone.
+const (
+	PropagationInstructionLabel      = "propagation.karmada.io/instruction"
+	PropagationInstructionSuppressed = "suppressed"
+)
+
 // Condition types of a Work, set by Karmada's execution and status controllers.
 const (
 	WorkApplied     = "Applied"

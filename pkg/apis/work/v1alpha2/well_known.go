@@ -30,6 +30,10 @@ const (
 	ClusterResourceBindingPermanentIDLabel = "clusterresourcebinding.karmada.io/permanent-id"
 )
 
+// WorkPermanentIDLabel is a Work's own ID, a random UUID that Karmada's Work webhook
+// assigns when the Work has none and copies into each of the Work's manifests.
+const WorkPermanentIDLabel = "work.karmada.io/permanent-id"
+
 // Annotations naming the binding a Work (and its workload) belongs to.
 const (
 	ResourceBindingNamespaceAnnotation   = "resourcebinding.karmada.io/namespace"
