@@ -121,7 +121,7 @@ var _ = Describe("The seed case behind karmada-webhook", Ordered, func() {
 			Expect(admittedByWebhook(getWork(key))).To(BeEmpty(), m)
 		}
 		Eventually(eventsOn("default", "ResourceBinding", "nginx-deployment")).Should(
-			ContainElement("Normal SyncWorkSucceed: Sync work of resourceBinding(default/nginx-deployment) successful."))
+			ContainElement("Normal SyncWorkSucceed: Sync work of ResourceBinding(default/nginx-deployment) successful."))
 	})
 
 	It("releases the binding while member1's Work stays terminating", func() {
