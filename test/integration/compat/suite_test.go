@@ -7,14 +7,12 @@ package compat_test
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -27,7 +25,6 @@ import (
 var (
 	ctx context.Context
 	k8s client.Client // uncached: what a user would see
-	cfg *rest.Config
 )
 
 func TestCompatibilityTable(t *testing.T) {
@@ -37,19 +34,25 @@ func TestCompatibilityTable(t *testing.T) {
 	RunSpecs(t, "Karmada compatibility table on a real API server")
 }
 
-var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, io.Discard)), zap.UseDevMode(true)))
-	env, c, err := envtestutil.Start(envtestutil.KarmadaCRDDir(),
-		filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"))
+// startPlane starts a control plane with Karmada's CRDs, with or without the stand-in for
+// karmada-webhook's Work mutation, and the controller on it; they stop when the container ends.
+func startPlane(webhook bool) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	env, err := envtestutil.StartWith(envtestutil.Options{
+		CRDPaths:           []string{envtestutil.KarmadaCRDDir(), filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml")},
+		KarmadaWorkWebhook: webhook,
+	})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
-	cfg = c
 	var cancel context.CancelFunc
 	ctx, cancel = context.WithCancel(context.Background())
-	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
+	k8s, err = client.New(env.Config, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 
-	stop, err := testkit.RunManager(ctx, cfg, testkit.InProcessOptions(), func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
+	opts := testkit.InProcessOptions()
+	// Each container runs its own manager in this process.
+	opts.SkipControllerNameValidation = true
+	stop, err := testkit.RunManager(ctx, env.Config, opts, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { stop(); cancel() })
 
@@ -57,4 +60,4 @@ var _ = BeforeSuite(func() {
 	// simulated execution side lets go of them.
 	sim := executionsim.New(k8s, 20*time.Millisecond)
 	go sim.Run(ctx)
-})
+}

@@ -20,8 +20,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/test/workwebhook"
 )
 
 var _ = Describe("Every case of the compatibility table", func() {
@@ -29,8 +31,17 @@ var _ = Describe("Every case of the compatibility table", func() {
 	if err != nil || len(dirs) == 0 {
 		panic(fmt.Sprintf("no cases in pkg/render/testdata/golden: %v", err))
 	}
-	for _, dir := range dirs {
-		It("gives Karmada's Works for "+filepath.Base(dir), func() { runCase(loadCase(dir)) })
+	for _, webhook := range []bool{false, true} {
+		name := "on a bare API server"
+		if webhook {
+			name = "behind karmada-webhook's Work mutation"
+		}
+		Context(name, Ordered, func() {
+			BeforeAll(func() { startPlane(webhook) })
+			for _, dir := range dirs {
+				It("gives Karmada's Works for "+filepath.Base(dir), func() { runCase(loadCase(dir), webhook) })
+			}
+		})
 	}
 })
 
@@ -80,7 +91,9 @@ func documents(path string) []*unstructured.Unstructured {
 
 // runCase creates the case's objects, waits for each cluster's Work (or its error in the
 // binding's WorksSynced condition) and compares the stored Work with the table's.
-func runCase(c tableCase) {
+// Behind the webhook, the table's Work is what the webhook makes of it, with the
+// permanent ID the stored Work was given.
+func runCase(c tableCase, webhook bool) {
 	for _, ns := range []string{c.template.GetNamespace(), c.binding.GetNamespace()} {
 		ensureNamespace(ns)
 	}
@@ -124,6 +137,9 @@ func runCase(c tableCase) {
 		got := &workv1alpha1.Work{}
 		Eventually(func() error { return k8s.Get(ctx, key, got) }).Should(Succeed(), cluster)
 		gotWork := normalized(got)
+		if webhook {
+			wantWork = admitted(wantWork, got.Labels[workv1alpha2.WorkPermanentIDLabel])
+		}
 		delete(wantWork, "status")
 		ignoreDefaulted(gotWork, wantWork, "spec", "workload", "manifests", stored.Object, c.template.Object)
 		Expect(cmp.Diff(wantWork, gotWork)).To(BeEmpty(), "cluster %s: the stored Work differs from %s (-want +got)", cluster, c.dir)
@@ -252,6 +268,22 @@ func decode(y []byte) map[string]any {
 	var m map[string]any
 	Expect(json.Unmarshal(j, &m)).To(Succeed())
 	return m
+}
+
+// admitted is the table's Work as karmada-webhook admits it, given the permanent ID the
+// stored Work carries.
+func admitted(want map[string]any, id string) map[string]any {
+	Expect(id).NotTo(BeEmpty(), "the webhook gives every Work a permanent ID")
+	j, err := json.Marshal(want)
+	Expect(err).NotTo(HaveOccurred())
+	w := &workv1alpha1.Work{}
+	Expect(json.Unmarshal(j, w)).To(Succeed())
+	if w.Labels == nil {
+		w.Labels = map[string]string{}
+	}
+	w.Labels[workv1alpha2.WorkPermanentIDLabel] = id
+	Expect(workwebhook.Mutate(w)).To(Succeed())
+	return normalized(w)
 }
 
 // normalized is a stored Work as the table writes one: without the fields the API server
