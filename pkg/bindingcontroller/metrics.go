@@ -24,7 +24,7 @@ var (
 
 	clusterSyncFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "binding_controller_cluster_sync_failures_total",
-		Help: "Per-cluster Work sync failures, by cluster and reason (WorkBeingDeleted, WorkNotOwned, RenderFailed, or the API server's status reason).",
+		Help: "Per-cluster Work sync failures, by cluster and reason (WorkBeingDeleted, WorkNotOwned, RenderFailed, InterpreterFailed, or the API server's status reason).",
 	}, []string{"cluster", "reason"})
 
 	blockedBindingsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
