@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,7 +92,7 @@ func TestBundledKindsReviseAsKarmadasTestCasesSay(t *testing.T) {
 		"apps.kruise.io/v1alpha1/BroadcastJob", "apps.kruise.io/v1alpha1/CloneSet", "apps.kruise.io/v1alpha1/UnitedDeployment",
 		"apps.kruise.io/v1beta1/StatefulSet", "argoproj.io/v1alpha1/Workflow", "ray.io/v1/RayService",
 	}
-	if diff := cmp.Diff(wantKinds, sortedCopy(kinds)); diff != "" {
+	if diff := cmp.Diff(wantKinds, slices.Sorted(slices.Values(kinds))); diff != "" {
 		t.Fatalf("bundled kinds (-want +got):\n%s", diff)
 	}
 	if len(files) != len(wantKinds) {
@@ -119,18 +120,6 @@ func TestBundledKindsReviseAsKarmadasTestCasesSay(t *testing.T) {
 			})
 		}
 	}
-}
-
-func sortedCopy(s []string) []string {
-	out := append([]string{}, s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
 
 type listerFunc func(schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error)
