@@ -110,6 +110,8 @@ func kindOfFailure(r workapply.Result) failureKind {
 	switch {
 	case r.Outcome == workapply.Blocked:
 		return blocked
+	case mayPassOnRetry(r.Err):
+		return transient
 	case errors.As(r.Err, &render), workapply.IsTooLarge(r.Err):
 		return badInput
 	}

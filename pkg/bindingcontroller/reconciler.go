@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/binding-controller/binding-controller/pkg/cacheable"
+	"github.com/binding-controller/binding-controller/pkg/interpreter"
 	"github.com/binding-controller/binding-controller/pkg/recent"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -47,6 +48,12 @@ type Reconciler struct {
 	// policies and Cluster objects; what it does not serve is neither read nor watched.
 	PoliciesServed bool
 	ClustersServed bool
+	// CustomizationsServed says whether the API server serves
+	// ResourceInterpreterCustomizations; when it does they are watched.
+	CustomizationsServed bool
+	// Interpreter revises replicas of kinds with interpreter hooks; nil: one with the
+	// bundled customizations only.
+	Interpreter *interpreter.Interpreter
 
 	// Ledger remembers what was written, so a resync of current Works costs no request.
 	Ledger *workapply.Ledger
@@ -80,6 +87,9 @@ func NewReconciler(r Reconciler) *Reconciler {
 	}
 	if r.Ledger == nil {
 		r.Ledger = workapply.NewLedger()
+	}
+	if r.Interpreter == nil {
+		r.Interpreter = interpreter.New(interpreter.Options{})
 	}
 	r.watchesWorks = true
 	r.released = recent.NewUIDs(releasedMemory)

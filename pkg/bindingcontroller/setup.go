@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/cacheable"
@@ -98,7 +99,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	policiesServed := served(mgr, policyv1alpha1.GroupVersion.WithKind("OverridePolicy")) &&
 		served(mgr, policyv1alpha1.GroupVersion.WithKind("ClusterOverridePolicy"))
 	clustersServed := served(mgr, clusterv1alpha1.GroupVersion.WithKind("Cluster"))
-	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", policiesServed, "clustersServed", clustersServed)
+	customizationsServed := served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization"))
+	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", policiesServed, "clustersServed", clustersServed,
+		"interpreterCustomizationsServed", customizationsServed)
+	if err := setupInterpreterIndexes(ctx, mgr.GetFieldIndexer(), customizationsServed); err != nil {
+		return fmt.Errorf("indexing for the resource interpreter: %w", err)
+	}
+	resourceInterpreter := newInterpreter(mgr.GetClient(), customizationsServed)
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	blocked := newBlockedBindings()
 	ledger := workapply.NewLedger()
@@ -136,6 +143,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			TemplateKinds:              templateKinds,
 			PoliciesServed:             policiesServed,
 			ClustersServed:             clustersServed,
+			CustomizationsServed:       customizationsServed,
+			Interpreter:                resourceInterpreter,
 			blocked:                    blocked,
 		})
 		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
@@ -162,6 +171,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 			builder.WithPredicates(clusterChanged())).
 			Watches(&clusterv1alpha1.Cluster{}, forgetDeletedClusters())
 	}
+	b = r.watchCustomizations(b)
 	if watchWorks {
 		// Metadata only: the cache's memory must not grow with manifest size.
 		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged(r.bindingNotCached)))

@@ -93,9 +93,10 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 	}
 	applier := r.applier()
 	workName := s.workName()
+	reviser := r.replicaReviser(ctx)
 	forEach(len(targets), r.ClusterSyncConcurrency, func(i int) {
 		target := targets[i]
-		desired, err := render.Work(s.binding, template, target, render.Overrides{Policies: policies, Cluster: clusters[target.Cluster]})
+		desired, err := render.Work(s.binding, template, target, render.Overrides{Policies: policies, Cluster: clusters[target.Cluster], Interpreter: reviser})
 		if err != nil {
 			results[i] = workapply.RenderFailed(target.Cluster, err)
 			return

@@ -21,10 +21,14 @@ import (
 )
 
 // Overrides are the override policies that may apply to the template, and the member
-// cluster object they target by labels and fields (nil: known by name only).
+// cluster object they target by labels and fields (nil: known by name only); and the
+// resource interpreter that revises replicas before they apply.
 type Overrides struct {
 	Policies overridepolicy.Policies
 	Cluster  *clusterv1alpha1.Cluster
+	// Interpreter revises the replicas of kinds with an interpreter hook (nil: the
+	// native kinds only).
+	Interpreter ReplicaReviser
 }
 
 // Work renders the Work that target's cluster should hold for the binding's template:
@@ -35,9 +39,9 @@ func Work(b Binding, template *unstructured.Unstructured, target Target, o Overr
 	if err := names.ValidateClusterName(target.Cluster); err != nil {
 		return nil, err
 	}
-	workload := template.DeepCopy()
-	if err := setReplicas(workload, b.Spec, target); err != nil {
-		return nil, fmt.Errorf("setting replicas of %s for cluster %s: %w", describe(template), target.Cluster, err)
+	workload, err := reviseReplicas(template.DeepCopy(), b.Spec, target, o.Interpreter)
+	if err != nil {
+		return nil, err
 	}
 	cluster := o.Cluster
 	if cluster == nil {

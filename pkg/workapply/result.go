@@ -59,6 +59,7 @@ func (r Result) Reason() string {
 	var render *RenderError
 	var tooLarge *TooLargeError
 	var panicked *PanicError
+	var named reasonNamer
 	switch {
 	case r.Err == nil:
 		return ""
@@ -66,6 +67,8 @@ func (r Result) Reason() string {
 		return ReasonWorkBeingDeleted
 	case errors.As(r.Err, &notOwned):
 		return ReasonWorkNotOwned
+	case errors.As(r.Err, &named):
+		return named.FailureReason()
 	case errors.As(r.Err, &render):
 		return ReasonRenderFailed
 	case errors.As(r.Err, &tooLarge):
@@ -78,6 +81,10 @@ func (r Result) Reason() string {
 	}
 	return ReasonUnknown
 }
+
+// reasonNamer is an error that names its own failure reason, such as the resource
+// interpreter's (InterpreterFailed).
+type reasonNamer interface{ FailureReason() string }
 
 // RenderError says the cluster's Work could not be rendered, so nothing was written.
 type RenderError struct {

@@ -114,6 +114,8 @@ var _ = Describe("Generated CRDs", func() {
 		Entry("ClusterResourceBinding", "work.karmada.io_clusterresourcebindings.yaml", "v1alpha2", true),
 		Entry("OverridePolicy", "policy.karmada.io_overridepolicies.yaml", "v1alpha1", false),
 		Entry("ClusterOverridePolicy", "policy.karmada.io_clusteroverridepolicies.yaml", "v1alpha1", false),
+		Entry("ResourceInterpreterCustomization", "config.karmada.io_resourceinterpretercustomizations.yaml", "v1alpha1", false),
+		Entry("ResourceInterpreterWebhookConfiguration", "config.karmada.io_resourceinterpreterwebhookconfigurations.yaml", "v1alpha1", false),
 	)
 
 	It("ship a Cluster CRD shaped like Karmada's Cluster API", func() {
@@ -150,7 +152,7 @@ var _ = Describe("Generated CRDs", func() {
 		for _, f := range files {
 			want = append(want, "bases/"+filepath.Base(f))
 		}
-		Expect(want).To(HaveLen(6))
+		Expect(want).To(HaveLen(8))
 		got := append([]string{}, kustomization.Resources...)
 		sort.Strings(got)
 		Expect(got).To(Equal(want))
@@ -167,15 +169,15 @@ var _ = Describe("Fixtures", func() {
 			root := servedSchema(crd, crd.Spec.Versions[0].Name)
 			want := map[string]bool{}
 			got := map[string]bool{}
-			for _, field := range []string{"spec", "status"} {
-				if p, ok := root.Properties[field]; ok {
+			for field, p := range root.Properties {
+				if !objectMetaField[field] {
 					schemaPaths(p, "."+field, want)
 				}
 			}
 			for _, f := range fixtures {
 				m := loadMap(f)
-				for _, field := range []string{"spec", "status"} {
-					if v, ok := m[field]; ok {
+				for field, v := range m {
+					if !objectMetaField[field] {
 						dataPaths(v, root.Properties[field], "."+field, got)
 					}
 				}
@@ -196,6 +198,8 @@ var _ = Describe("Fixtures", func() {
 		Entry("OverridePolicy", "policy.karmada.io_overridepolicies.yaml", "overridepolicy.yaml", "clusteroverridepolicy.yaml"),
 		Entry("ClusterOverridePolicy", "policy.karmada.io_clusteroverridepolicies.yaml", "overridepolicy.yaml", "clusteroverridepolicy.yaml"),
 		Entry("Cluster", "cluster.karmada.io_clusters.yaml", "cluster.yaml"),
+		Entry("ResourceInterpreterCustomization", "config.karmada.io_resourceinterpretercustomizations.yaml", "resourceinterpretercustomization.yaml"),
+		Entry("ResourceInterpreterWebhookConfiguration", "config.karmada.io_resourceinterpreterwebhookconfigurations.yaml", "resourceinterpreterwebhookconfiguration.yaml"),
 	)
 
 	It("decode strictly into the Go types", func() {

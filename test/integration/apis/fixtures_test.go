@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
@@ -261,6 +262,55 @@ var fixtureCases = []fixtureCase{
 			g.Expect(s.SecretRef).To(Equal(&clusterv1alpha1.LocalSecretReference{Namespace: "karmada-cluster", Name: "member1"}))
 			g.Expect(cl.Status.KubernetesVersion).To(Equal("v1.37.2"))
 			g.Expect(cl.Status.Conditions[0].Type).To(Equal(clusterv1alpha1.ClusterConditionReady))
+		},
+	},
+	{
+		File:          "resourceinterpretercustomization.yaml",
+		GVK:           configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization"),
+		CRDFile:       "config.karmada.io_resourceinterpretercustomizations.yaml",
+		New:           func() client.Object { return &configv1alpha1.ResourceInterpreterCustomization{} },
+		InKarmadaCRDs: true,
+		Check: func(g Gomega, obj client.Object) {
+			ric := obj.(*configv1alpha1.ResourceInterpreterCustomization)
+			g.Expect(ric.Namespace).To(BeEmpty())
+			g.Expect(ric.Spec.Target).To(Equal(configv1alpha1.CustomizationTarget{APIVersion: "apps.example.io/v1alpha1", Kind: "Workload"}))
+			c := ric.Spec.Customizations
+			g.Expect(c.ReplicaRevision.LuaScript).To(ContainSubstring("function ReviseReplica(obj, desiredReplica)"))
+			g.Expect(c.ReplicaResource.LuaScript).To(ContainSubstring(`require("kube")`))
+			g.Expect(c.Retention.LuaScript).To(ContainSubstring("function Retain"))
+			g.Expect(c.ComponentResource.LuaScript).To(ContainSubstring("function GetComponents"))
+			g.Expect(c.StatusReflection.LuaScript).To(ContainSubstring("function ReflectStatus"))
+			g.Expect(c.StatusAggregation.LuaScript).To(ContainSubstring("function AggregateStatus"))
+			g.Expect(c.HealthInterpretation.LuaScript).To(ContainSubstring("function InterpretHealth"))
+			g.Expect(c.DependencyInterpretation.LuaScript).To(ContainSubstring("function GetDependencies"))
+		},
+	},
+	{
+		File:          "resourceinterpreterwebhookconfiguration.yaml",
+		GVK:           configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration"),
+		CRDFile:       "config.karmada.io_resourceinterpreterwebhookconfigurations.yaml",
+		New:           func() client.Object { return &configv1alpha1.ResourceInterpreterWebhookConfiguration{} },
+		InKarmadaCRDs: true,
+		Check: func(g Gomega, obj client.Object) {
+			wc := obj.(*configv1alpha1.ResourceInterpreterWebhookConfiguration)
+			g.Expect(wc.Webhooks).To(HaveLen(2))
+			w := wc.Webhooks[0]
+			g.Expect(w.Name).To(Equal("workloads.example.com"))
+			g.Expect(w.Rules).To(HaveLen(2))
+			g.Expect(w.Rules[0].Operations).To(ContainElement(configv1alpha1.InterpreterOperationReviseReplica))
+			g.Expect(w.Rules[0].Rule).To(Equal(configv1alpha1.Rule{
+				APIGroups: []string{"workload.example.io"}, APIVersions: []string{"v1alpha1"}, Kinds: []string{"Workload"},
+			}))
+			g.Expect(w.Rules[1].Operations).To(Equal([]configv1alpha1.InterpreterOperation{configv1alpha1.InterpreterOperationAll}))
+			g.Expect(w.ClientConfig.URL).To(Equal(ptr.To("https://karmada-interpreter-webhook-example.karmada-system.svc:443/interpreter-workload")))
+			g.Expect(string(w.ClientConfig.CABundle)).To(HavePrefix("-----BEGIN CERTIFICATE-----"))
+			g.Expect(w.InterpreterContextVersions).To(Equal([]string{"v1alpha1"}))
+			g.Expect(w.TimeoutSeconds).To(Equal(ptr.To[int32](3)))
+			svc := wc.Webhooks[1].ClientConfig.Service
+			g.Expect(svc.Namespace).To(Equal("karmada-system"))
+			g.Expect(svc.Path).To(Equal(ptr.To("/interpreter-queue")))
+			g.Expect(svc.Port).To(Equal(ptr.To[int32](8443)))
+			g.Expect(wc.Webhooks[1].Rules[0].APIGroups).To(Equal([]string{""}))
 		},
 	},
 }

@@ -45,7 +45,8 @@ var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)), zap.UseDevMode(true)))
 
 	env, cfg, err := envtestutil.Start(envtestutil.KarmadaCRDDir(),
-		filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"))
+		filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"),
+		filepath.Join(envtestutil.RepoRoot(), "test", "testdata", "workload-crds"))
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
 	var cancel context.CancelFunc

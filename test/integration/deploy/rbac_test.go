@@ -19,6 +19,10 @@ var neededRules = []rbacv1.PolicyRule{
 	// The WorksSynced condition.
 	{APIGroups: []string{"work.karmada.io"}, Resources: []string{"clusterresourcebindings/status", "resourcebindings/status"},
 		Verbs: []string{"patch"}},
+	// Resource interpreter customizations and webhooks (config.karmada.io): read and
+	// watch, to revise replicas as they say.
+	{APIGroups: []string{"config.karmada.io"}, Resources: []string{"resourceinterpretercustomizations", "resourceinterpreterwebhookconfigurations"},
+		Verbs: []string{"get", "list", "watch"}},
 	// Works: the controller's output.
 	{APIGroups: []string{"work.karmada.io"}, Resources: []string{"works"},
 		Verbs: []string{"create", "delete", "get", "list", "update", "watch"}},

@@ -1,0 +1,161 @@
+package interpreter
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/interpreter/luavm"
+	"github.com/binding-controller/binding-controller/pkg/interpreter/thirdparty"
+)
+
+// CustomizationLister returns the ResourceInterpreterCustomizations that target a kind.
+type CustomizationLister interface {
+	CustomizationsFor(ctx context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error)
+}
+
+// WebhookReviser is the webhook step: it revises obj when a webhook handles ReviseReplica
+// for its kind, and says whether one did.
+type WebhookReviser interface {
+	ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, replicas int64) (revised *unstructured.Unstructured, handled bool, err error)
+}
+
+// Options configures an Interpreter.
+type Options struct {
+	// Customizations lists the user's customizations; nil when the API server does not
+	// serve ResourceInterpreterCustomization.
+	Customizations CustomizationLister
+	// Webhooks is the webhook step; nil: no webhooks.
+	Webhooks WebhookReviser
+	// VMs is how many Lua states may run at once (default 10).
+	VMs int
+	// Pool runs the scripts; default a pool of VMs states with luavm.DefaultTimeout.
+	Pool *luavm.Pool
+}
+
+// Interpreter runs ReviseReplica hooks in Karmada's order.
+type Interpreter struct {
+	customizations CustomizationLister
+	webhooks       WebhookReviser
+	vm             *luavm.Pool
+	bundled        map[schema.GroupVersionKind]script
+}
+
+// script is a ReviseReplica script and the hook it comes from.
+type script struct {
+	hook string
+	lua  string
+}
+
+// New returns an Interpreter.
+func New(o Options) *Interpreter {
+	if o.VMs <= 0 {
+		o.VMs = 10
+	}
+	if o.Pool == nil {
+		o.Pool = luavm.NewPool(o.VMs, luavm.DefaultTimeout)
+	}
+	bundled := map[schema.GroupVersionKind]script{}
+	for gvk, c := range merge(thirdparty.Customizations()) {
+		bundled[gvk] = script{hook: fmt.Sprintf("bundled customization %q", c.name), lua: c.lua}
+	}
+	return &Interpreter{customizations: o.Customizations, webhooks: o.Webhooks, vm: o.Pool, bundled: bundled}
+}
+
+// ReviseReplica returns obj with its replicas set to replicas for cluster by the first
+// hook that handles its kind, and whether one did (when none does, obj is returned as it
+// is and the native rules apply). obj is not modified.
+func (i *Interpreter) ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, replicas int64, cluster string) (*unstructured.Unstructured, bool, error) {
+	gvk := obj.GroupVersionKind()
+	fail := func(hook string, err error, transient bool) (*unstructured.Unstructured, bool, error) {
+		return nil, false, &Error{Operation: configv1alpha1.InterpreterOperationReviseReplica, Hook: hook,
+			Object: describe(obj), Cluster: cluster, Err: err, transient: transient}
+	}
+	if i.customizations != nil {
+		list, err := i.customizations.CustomizationsFor(ctx, gvk)
+		if err != nil {
+			return fail("ResourceInterpreterCustomization", fmt.Errorf("listing the customizations of %s: %w", gvk, err), true)
+		}
+		if c, ok := merge(list)[gvk]; ok {
+			return i.runScript(ctx, obj, replicas, script{hook: fmt.Sprintf("ResourceInterpreterCustomization %q", c.name), lua: c.lua}, fail)
+		}
+	}
+	if i.webhooks != nil {
+		revised, handled, err := i.webhooks.ReviseReplica(ctx, obj, replicas)
+		if err != nil {
+			return fail("webhook", err, true)
+		}
+		if handled {
+			return revised, true, nil
+		}
+	}
+	if s, ok := i.bundled[gvk]; ok {
+		return i.runScript(ctx, obj, replicas, s, fail)
+	}
+	return obj, false, nil
+}
+
+func (i *Interpreter) runScript(ctx context.Context, obj *unstructured.Unstructured, replicas int64, s script,
+	fail func(string, error, bool) (*unstructured.Unstructured, bool, error)) (*unstructured.Unstructured, bool, error) {
+	revised, err := i.vm.ReviseReplica(ctx, s.lua, obj.Object, replicas)
+	if err != nil {
+		return fail(s.hook, err, false)
+	}
+	return &unstructured.Unstructured{Object: revised}, true, nil
+}
+
+// For binds the interpreter to ctx, for callers (render) that take no context.
+func (i *Interpreter) For(ctx context.Context) *Bound {
+	return &Bound{ctx: ctx, i: i}
+}
+
+// Bound is an Interpreter bound to a context.
+type Bound struct {
+	ctx context.Context
+	i   *Interpreter
+}
+
+// ReviseReplica is Interpreter.ReviseReplica with the bound context.
+func (b *Bound) ReviseReplica(obj *unstructured.Unstructured, replicas int64, cluster string) (*unstructured.Unstructured, bool, error) {
+	return b.i.ReviseReplica(b.ctx, obj, replicas, cluster)
+}
+
+// merged is the ReviseReplica script a kind ends up with, and the customization it is from.
+type merged struct {
+	name string
+	lua  string
+}
+
+// merge combines customizations per target kind as Karmada does: in name order, each
+// customization's script replaces that of the ones before it. Kinds whose scripts are all
+// empty have none.
+func merge(list []configv1alpha1.ResourceInterpreterCustomization) map[schema.GroupVersionKind]merged {
+	sorted := append([]configv1alpha1.ResourceInterpreterCustomization{}, list...)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
+	out := map[schema.GroupVersionKind]merged{}
+	for _, c := range sorted {
+		rev := c.Spec.Customizations.ReplicaRevision
+		if rev == nil {
+			continue
+		}
+		gvk := schema.FromAPIVersionAndKind(c.Spec.Target.APIVersion, c.Spec.Target.Kind)
+		out[gvk] = merged{name: c.Name, lua: rev.LuaScript}
+	}
+	for gvk, m := range out {
+		if m.lua == "" {
+			delete(out, gvk)
+		}
+	}
+	return out
+}
+
+func describe(obj *unstructured.Unstructured) string {
+	if obj.GetNamespace() == "" {
+		return fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
+	}
+	return fmt.Sprintf("%s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+}

@@ -1,0 +1,271 @@
+package luavm
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const reviseSpecReplicas = `
+function ReviseReplica(obj, desiredReplica)
+  obj.spec.replicas = desiredReplica
+  return obj
+end`
+
+func sample() map[string]any {
+	return map[string]any{
+		"apiVersion": "apps.example.io/v1", "kind": "Workload",
+		"metadata": map[string]any{"name": "w", "namespace": "default", "annotations": map[string]any{}},
+		"spec": map[string]any{
+			"replicas": int64(9),
+			"selector": map[string]any{},
+			"ports":    []any{},
+			"ratio":    0.5,
+			"template": map[string]any{"spec": map[string]any{
+				"containers": []any{map[string]any{"name": "c", "args": []any{}, "resources": map[string]any{}}},
+			}},
+		},
+	}
+}
+
+func TestReviseReplicaSetsTheValueAndKeepsEmptyObjectsAndArrays(t *testing.T) {
+	p := NewPool(2, 0)
+	got, err := p.ReviseReplica(context.Background(), reviseSpecReplicas, sample(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sample()
+	want["spec"].(map[string]any)["replicas"] = int64(4)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("revised object (-want +got):\n%s", diff)
+	}
+}
+
+func TestAnEmptyTableTheInputDidNotHaveIsLeftOut(t *testing.T) {
+	p := NewPool(1, 0)
+	got, err := p.ReviseReplica(context.Background(), `
+function ReviseReplica(obj, n)
+  obj.spec.replicas = n
+  obj.spec.added = {}
+  obj.spec.selector = {}
+  return obj
+end`, sample(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := got["spec"].(map[string]any)
+	if _, ok := spec["added"]; ok {
+		t.Errorf("spec.added = %v; an empty table of unknown shape should be left out", spec["added"])
+	}
+	if diff := cmp.Diff(map[string]any{}, spec["selector"]); diff != "" {
+		t.Errorf("spec.selector: %s", diff)
+	}
+}
+
+func TestFailingScripts(t *testing.T) {
+	cases := map[string]struct {
+		script string
+		want   string
+	}{
+		"syntax error":    {`function ReviseReplica(obj, n) obj.spec.replicas = = n end`, "syntax error"},
+		"error()":         {`function ReviseReplica(obj, n) error("no replicas for you") end`, "no replicas for you"},
+		"nil return":      {`function ReviseReplica(obj, n) end`, "returned nil"},
+		"number return":   {`function ReviseReplica(obj, n) return n end`, "returned number"},
+		"array return":    {`function ReviseReplica(obj, n) return {1, 2} end`, "returned an array"},
+		"no function":     {`function Revise(obj, n) return obj end`, "no function ReviseReplica"},
+		"error at load":   {`error("broken at load")`, "broken at load"},
+		"function in obj": {`function ReviseReplica(obj, n) obj.spec.f = print return obj end`, "no JSON form"},
+		"self-containing": {`function ReviseReplica(obj, n) obj.spec.me = obj return obj end`, "nested deeper"},
+		"huge string":     {`function ReviseReplica(obj, n) obj.spec.s = string.rep("x", 1e9) return obj end`, "longer than"},
+		"infinite number": {`function ReviseReplica(obj, n) obj.spec.replicas = 1/0 return obj end`, "no JSON form"},
+		"bad quantity":    {`local kube = require("kube") function ReviseReplica(obj, n) kube.resourceAdd("lots") return obj end`, "not a resource quantity"},
+		"unknown module":  {`local io = require("io") function ReviseReplica(obj, n) return obj end`, `module "io" is not available`},
+		"stack overflow":  {`local function f() return 1 + f() end function ReviseReplica(obj, n) f() return obj end`, "stack overflow"},
+	}
+	p := NewPool(2, 0)
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := p.ReviseReplica(context.Background(), c.script, sample(), 3)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestAnEndlessLoopStopsAtTheTimeLimit(t *testing.T) {
+	p := NewPool(1, 0)
+	_, err := p.ReviseReplica(context.Background(), `function ReviseReplica(obj, n) while true do end end`, sample(), 3)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("error = %v, want ErrTimeout", err)
+	}
+	// The state that timed out is not reused, and the pool still serves calls.
+	if _, err := p.ReviseReplica(context.Background(), reviseSpecReplicas, sample(), 3); err != nil {
+		t.Fatalf("after a timeout: %v", err)
+	}
+}
+
+func TestNothingReachesFilesEnvironmentOrProcesses(t *testing.T) {
+	for _, expr := range []string{
+		`io.open("/etc/passwd")`,
+		`os.getenv("HOME")`,
+		`os.execute("true")`,
+		`os.remove("/tmp/x")`,
+		`os.rename("/tmp/x", "/tmp/y")`,
+		`os.exit(1)`,
+		`os.tmpname()`,
+		`io.popen("id")`,
+		`dofile("/etc/passwd")`,
+		`loadfile("/etc/passwd")`,
+		`load("return 1")`,
+		`loadstring("return 1")`,
+		`require("os")`,
+		`package.loadlib("x", "y")`,
+		`string.dump(print)`,
+		`getmetatable("")`,
+		`setmetatable({}, {})`,
+		`rawget(_G, "io")`,
+		`rawset(_G, "x", 1)`,
+		`rawequal(1, 1)`,
+		`getfenv(1)`,
+		`setfenv(1, {})`,
+		`collectgarbage()`,
+		`module("x")`,
+		`newproxy()`,
+		`debug.getinfo(1)`,
+		`coroutine.create(print)`,
+	} {
+		t.Run(expr, func(t *testing.T) {
+			p := NewPool(1, 0)
+			script := "function ReviseReplica(obj, n) local r = " + expr + " return obj end"
+			if _, err := p.ReviseReplica(context.Background(), script, sample(), 3); err == nil {
+				t.Fatalf("%s ran in the sandbox", expr)
+			}
+		})
+	}
+}
+
+func TestSafeLibrariesWork(t *testing.T) {
+	p := NewPool(1, 0)
+	got, err := p.ReviseReplica(context.Background(), `
+local kube = require("kube")
+function ReviseReplica(obj, n)
+  local parts = {}
+  table.insert(parts, string.upper("a"))
+  table.insert(parts, string.format("%03d", n))
+  obj.spec.s = table.concat(parts, "-")
+  obj.spec.m = math.max(1, n)
+  obj.spec.t = type(os.time()) .. "/" .. type(os.date("%Y"))
+  obj.spec.cpu = kube.resourceAdd("100m", "1", nil)
+  obj.spec.q = kube.getResourceQuantity("1500m")
+  obj.spec.replicas = n
+  return obj
+end`, sample(), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := got["spec"].(map[string]any)
+	want := map[string]any{"s": "A-007", "m": int64(7), "t": "number/string", "cpu": "1100m", "q": 1.5, "replicas": int64(7)}
+	for k, v := range want {
+		if diff := cmp.Diff(v, spec[k]); diff != "" {
+			t.Errorf("spec.%s: %s", k, diff)
+		}
+	}
+}
+
+func TestKubePodHelpers(t *testing.T) {
+	p := NewPool(1, 0)
+	obj := sample()
+	obj["spec"].(map[string]any)["template"] = map[string]any{"spec": map[string]any{
+		"serviceAccountName": "runner",
+		"nodeSelector":       map[string]any{"zone": "a"},
+		"containers": []any{
+			map[string]any{"name": "a", "resources": map[string]any{"requests": map[string]any{"cpu": "100m"}},
+				"envFrom": []any{map[string]any{"configMapRef": map[string]any{"name": "cm1"}}}},
+			map[string]any{"name": "b", "resources": map[string]any{"requests": map[string]any{"cpu": "200m"}}},
+		},
+		"initContainers": []any{map[string]any{"name": "i", "resources": map[string]any{"requests": map[string]any{"cpu": "1"}}}},
+		"volumes":        []any{map[string]any{"name": "v", "secret": map[string]any{"secretName": "s1"}}},
+	}}
+	got, err := p.ReviseReplica(context.Background(), `
+local kube = require("kube")
+function ReviseReplica(obj, n)
+  local req = kube.accuratePodRequirements(obj.spec.template)
+  obj.spec.cpu = req.resourceRequest.cpu
+  obj.spec.zone = req.nodeClaim.nodeSelector.zone
+  local deps = kube.getPodDependencies(obj.spec.template, obj.metadata.namespace)
+  local names = {}
+  for _, d in ipairs(deps) do table.insert(names, d.kind .. "/" .. d.namespace .. "/" .. d.name) end
+  obj.spec.deps = table.concat(names, ",")
+  return obj
+end`, obj, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := got["spec"].(map[string]any)
+	if spec["cpu"] != "1" || spec["zone"] != "a" {
+		t.Errorf("requirements: cpu %v zone %v, want 1 (the init container) and a", spec["cpu"], spec["zone"])
+	}
+	if want := "ConfigMap/default/cm1,Secret/default/s1,ServiceAccount/default/runner"; spec["deps"] != want {
+		t.Errorf("dependencies %v, want %s", spec["deps"], want)
+	}
+}
+
+func TestOneScriptsGlobalsAreNotSeenByTheNext(t *testing.T) {
+	p := NewPool(1, 0)
+	if _, err := p.ReviseReplica(context.Background(), `leaked = 5 `+reviseSpecReplicas, sample(), 1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.ReviseReplica(context.Background(), `
+function ReviseReplica(obj, n)
+  obj.spec.replicas = leaked or -1
+  return obj
+end`, sample(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got["spec"].(map[string]any)["replicas"]; r != int64(-1) {
+		t.Errorf("replicas = %v: the earlier script's global was visible", r)
+	}
+}
+
+func TestManyCallersShareABoundedPool(t *testing.T) {
+	p := NewPool(2, 0)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := p.ReviseReplica(context.Background(), reviseSpecReplicas, sample(), int64(i))
+			if err == nil && got["spec"].(map[string]any)["replicas"] != int64(i) {
+				err = errors.New("wrong replicas")
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := len(p.idle); n > 2 {
+		t.Errorf("%d idle states, want at most the pool size 2", n)
+	}
+}
+
+func TestACancelledCallerDoesNotWaitForAState(t *testing.T) {
+	p := NewPool(1, 0)
+	p.slots <- struct{}{} // the only state is busy
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.ReviseReplica(ctx, reviseSpecReplicas, sample(), 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+}

@@ -1,0 +1,106 @@
+package luavm
+
+import (
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// removedBaseFunctions are the base library functions a script may not call: they load
+// code from strings or files, reach around the sandbox's tables, or touch the collector.
+// Each is replaced by a function that fails naming itself, so a script that uses one gets
+// a clear error instead of "attempt to call a nil value".
+var removedBaseFunctions = []string{
+	"load", "loadstring", "dofile", "loadfile",
+	"getfenv", "setfenv",
+	"rawget", "rawset", "rawequal",
+	"getmetatable", "setmetatable",
+	"collectgarbage", "module", "newproxy",
+	"_printregs",
+}
+
+// maxStringLen bounds strings built by string.rep, so one call cannot take the process's
+// memory before the call's deadline stops it.
+const maxStringLen = 1 << 20
+
+// newState returns a Lua state with only the sandbox's libraries.
+func newState() (*lua.LState, error) {
+	l := lua.NewState(lua.Options{
+		SkipOpenLibs:        true,
+		CallStackSize:       256,
+		RegistrySize:        1024 * 4,
+		RegistryMaxSize:     1024 * 256,
+		MinimizeStackMemory: true,
+	})
+	for _, lib := range []struct {
+		name string
+		open lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.OsLibName, lua.OpenOs},
+	} {
+		if err := l.CallByParam(lua.P{Fn: l.NewFunction(lib.open), NRet: 0, Protect: true}, lua.LString(lib.name)); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("opening Lua library %q: %w", lib.name, err)
+		}
+	}
+	for _, name := range removedBaseFunctions {
+		l.SetGlobal(name, l.NewFunction(notAvailable(name)))
+	}
+	restrictOs(l)
+	restrictString(l)
+	kube := newKubeModule(l)
+	l.SetGlobal("require", l.NewFunction(func(l *lua.LState) int {
+		name := l.CheckString(1)
+		if name != kubeModuleName {
+			l.RaiseError("module %q is not available in the interpreter sandbox; only %q is", name, kubeModuleName)
+			return 0
+		}
+		l.Push(kube)
+		return 1
+	}))
+	return l, nil
+}
+
+func notAvailable(name string) lua.LGFunction {
+	return func(l *lua.LState) int {
+		l.RaiseError("%s is not available in the interpreter sandbox", name)
+		return 0
+	}
+}
+
+// restrictOs keeps os.time and os.date: the rest of os runs programs, reads the
+// environment, and removes or renames files.
+func restrictOs(l *lua.LState) {
+	full := l.GetGlobal(lua.OsLibName).(*lua.LTable)
+	safe := l.NewTable()
+	for _, name := range []string{"time", "date"} {
+		safe.RawSetString(name, full.RawGetString(name))
+	}
+	l.SetGlobal(lua.OsLibName, safe)
+}
+
+// restrictString bounds string.rep and drops string.dump.
+func restrictString(l *lua.LState) {
+	str := l.GetGlobal(lua.StringLibName).(*lua.LTable)
+	str.RawSetString("dump", l.NewFunction(notAvailable("string.dump")))
+	rep := str.RawGetString("rep").(*lua.LFunction)
+	str.RawSetString("rep", l.NewFunction(func(l *lua.LState) int {
+		s := l.CheckString(1)
+		n := l.CheckInt(2)
+		if n > 0 && len(s) > 0 && n > maxStringLen/len(s) {
+			l.RaiseError("string.rep would build a string longer than %d bytes", maxStringLen)
+			return 0
+		}
+		top := l.GetTop()
+		l.Push(rep)
+		for i := 1; i <= top; i++ {
+			l.Push(l.Get(i))
+		}
+		l.Call(top, 1)
+		return 1
+	}))
+}

@@ -1,0 +1,43 @@
+package render
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+// ReplicaReviser is the resource interpreter's ReviseReplica: it returns obj with its
+// replicas set for cluster when a hook handles obj's kind, and whether one did. The
+// native kinds are revised by render itself when no hook does.
+type ReplicaReviser interface {
+	ReviseReplica(obj *unstructured.Unstructured, replicas int64, cluster string) (revised *unstructured.Unstructured, handled bool, err error)
+}
+
+// reviseReplicas gives the workload the cluster's replicas: through the interpreter for a
+// binding that is a workload in Karmada's sense (replicas, replica requirements or
+// components), else by the native rules. An interpreter error is returned as it is: it
+// names the hook and the cluster.
+func reviseReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target, interpreter ReplicaReviser) (*unstructured.Unstructured, error) {
+	if interpreter != nil && isWorkload(spec) {
+		if target.Replicas < 0 {
+			return nil, fmt.Errorf("cluster %s is assigned %d replicas; replicas cannot be negative", target.Cluster, target.Replicas)
+		}
+		revised, handled, err := interpreter.ReviseReplica(obj, int64(target.Replicas), target.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		if handled {
+			return revised, nil
+		}
+	}
+	if err := setReplicas(obj, spec, target); err != nil {
+		return nil, fmt.Errorf("setting replicas of %s for cluster %s: %w", describe(obj), target.Cluster, err)
+	}
+	return obj, nil
+}
+
+func isWorkload(spec *workv1alpha2.ResourceBindingSpec) bool {
+	return spec.Replicas > 0 || spec.ReplicaRequirements != nil || len(spec.Components) > 0
+}
