@@ -14,6 +14,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,6 +39,8 @@ type Kinds struct {
 
 	mu       sync.Mutex
 	verdicts map[schema.GroupVersionResource]verdict
+	// asking makes the workers that meet a new kind at once ask the API server once.
+	asking singleflight.Group
 }
 
 type verdict struct {
@@ -73,14 +76,21 @@ func (k *Kinds) Check(ctx context.Context, mapping *meta.RESTMapping) error {
 	v, known := k.verdicts[gvr]
 	k.mu.Unlock()
 	if !known || (v.refusal != nil && k.now().Sub(v.at) >= refusalMemory) {
-		refusal, err := k.ask(ctx, mapping)
+		asked, err, _ := k.asking.Do(gvr.String(), func() (any, error) {
+			refusal, err := k.ask(ctx, mapping)
+			if err != nil {
+				return nil, err
+			}
+			v := verdict{refusal: refusal, at: k.now()}
+			k.mu.Lock()
+			k.verdicts[gvr] = v
+			k.mu.Unlock()
+			return v, nil
+		})
 		if err != nil {
 			return err
 		}
-		v = verdict{refusal: refusal, at: k.now()}
-		k.mu.Lock()
-		k.verdicts[gvr] = v
-		k.mu.Unlock()
+		v = asked.(verdict)
 	}
 	if v.refusal != nil {
 		return v.refusal

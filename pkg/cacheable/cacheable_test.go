@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,6 +72,32 @@ func TestAKindThatCanBeListedAndWatchedIsReadable(t *testing.T) {
 	}
 	if lists != 1 {
 		t.Errorf("%d probe lists, want 1: a readable kind is asked about once", lists)
+	}
+}
+
+func TestWorkersMeetingANewKindAtOnceAskOnce(t *testing.T) {
+	var lists atomic.Int32
+	reader := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			lists.Add(1)
+			time.Sleep(20 * time.Millisecond) // a round trip, long enough for the others to arrive
+			return nil
+		},
+	}).Build()
+	k := NewKinds(discoveryOf(), reader)
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := k.Check(context.Background(), deployments); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := lists.Load(); n != 1 {
+		t.Errorf("%d probe lists by 5 workers meeting Deployments at once, want 1", n)
 	}
 }
 
