@@ -205,9 +205,11 @@ type propagationReport struct {
 	// ceiling run, in order.
 	Initial  map[string][]*runResult `json:"initialRuns"`
 	Ceilings []*ceilingResult        `json:"ceilings,omitempty"`
-	Figures  []figure                `json:"figures"`
-	Notes    []string                `json:"notes"`
-	Finished time.Time               `json:"finished"`
+	// Urgent holds the latency of fresh changes behind a restart or a flood.
+	Urgent   []*urgentResult `json:"urgent,omitempty"`
+	Figures  []figure        `json:"figures"`
+	Notes    []string        `json:"notes"`
+	Finished time.Time       `json:"finished"`
 }
 
 type propagation struct {
@@ -222,7 +224,11 @@ func runPropagation(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("propagation", flag.ContinueOnError)
 	var c common
 	c.register(fs, "propagation")
-	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook", "comma-separated scenarios: initial, fanout, resync, memory, webhook")
+	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook", "comma-separated scenarios: initial, fanout, resync, memory, webhook, urgent, flood")
+	urgentChanges := fs.Int("urgent-changes", 20, "urgent and flood: fresh changes made during the backlog, alternately a new binding and a changed one")
+	urgentInterval := fs.Duration("urgent-interval", 250*time.Millisecond, "urgent and flood: time between two fresh changes, the first at the backlog's start")
+	floodBindings := fs.Int("flood-bindings", 5000, "flood: bindings created at once")
+	floodClusters := fs.Int("flood-clusters", 1, "flood: member clusters every flood binding targets")
 	bindings := fs.Int("bindings", 1000, "bindings of the initial propagation (one Deployment template each)")
 	clusters := fs.Int("clusters", 10, "member clusters every binding of the initial propagation targets")
 	fanoutBindings := fs.Int("fanout-bindings", 1, "bindings of the wide fan-out")
@@ -251,7 +257,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	want := map[string]bool{}
 	for _, sc := range splitList(*scenarios) {
 		switch sc {
-		case "initial", "fanout", "resync", "memory", "webhook":
+		case "initial", "fanout", "resync", "memory", "webhook", "urgent", "flood":
 			want[sc] = true
 		default:
 			return fmt.Errorf("--scenarios: unknown scenario %q", sc)
@@ -367,6 +373,22 @@ func runPropagation(ctx context.Context, args []string) error {
 			}
 			record(sp.Label, r)
 		}
+		if want["urgent"] {
+			r, err := p.urgentRun(ctx, sp, initial, 0, *urgentChanges, *urgentInterval)
+			if err != nil {
+				return err
+			}
+			rep.Urgent = append(rep.Urgent, r)
+		}
+		if want["flood"] {
+			// The changed bindings exist and are current before the flood.
+			pre := loadSpec{Name: "flood", Bindings: *urgentChanges / 2, Clusters: *floodClusters, PerBinding: *floodClusters}
+			r, err := p.urgentRun(ctx, sp, pre, *floodBindings, *urgentChanges, *urgentInterval)
+			if err != nil {
+				return err
+			}
+			rep.Urgent = append(rep.Urgent, r)
+		}
 	}
 	rep.Finished = time.Now()
 	rep.Machine.Finish()
@@ -376,6 +398,11 @@ func runPropagation(ctx context.Context, args []string) error {
 	fmt.Println()
 	table.Print(os.Stdout)
 	fmt.Println()
+	for _, u := range rep.Urgent {
+		fmt.Printf("urgent %-7s %-18s %s%s: %d fresh changes every %s, latency p50 %s p99 %s (target p99 ≤ 1s); backlog %s\n",
+			u.Scenario, u.Controller, u.Load, floodText(u.Flood), len(u.Changes), u.Interval,
+			benchkit.Dur(u.P50), benchkit.Dur(u.P99), benchkit.Dur(u.Backlog))
+	}
 	for _, n := range rep.Notes {
 		fmt.Println("note: " + n)
 	}

@@ -38,7 +38,11 @@ type WorkState struct {
 	Terminating bool
 	// FirstSeen is when an object of this name was first seen (zero: never).
 	FirstSeen time.Time
-	Events    []WorkEvent
+	// Generation is the current object's, first seen at GenerationAt: when a spec change
+	// reached an ordinary client.
+	Generation   int64
+	GenerationAt time.Time
+	Events       []WorkEvent
 }
 
 // WorkTracker follows every Work through one metadata-only watch, so that counting
@@ -163,6 +167,9 @@ func (t *WorkTracker) applyLocked(typ watch.EventType, obj *metav1.PartialObject
 		}
 		st.Events = append(st.Events, WorkEvent{Type: watch.Deleted, UID: obj.UID, At: at})
 		return
+	}
+	if st.UID != obj.UID || st.Generation != obj.Generation {
+		st.Generation, st.GenerationAt = obj.Generation, at
 	}
 	if st.UID == obj.UID && st.Terminating == terminating && typ != watch.Added {
 		return // nothing the benchmark cares about changed

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+// urgentChange is one fresh change made while the controller works through a backlog.
+type urgentChange struct {
+	Kind    string        `json:"kind"` // "new" or "changed"
+	Binding string        `json:"binding"`
+	At      time.Duration `json:"atNs"` // since the backlog began
+	// Latency is from the change being sent to the last of its Works written (created,
+	// or its spec changed) as a metadata watch saw it; negative when it never happened.
+	Latency time.Duration `json:"latencyNs"`
+}
+
+// urgentResult is the latency of fresh changes behind one backlog: a restart's
+// re-verification of Bindings × Clusters current Works, or a flood of new bindings.
+type urgentResult struct {
+	Controller string         `json:"controller"`
+	Command    []string       `json:"command"`
+	Scenario   string         `json:"scenario"` // "restart" or "flood"
+	Load       loadSpec       `json:"load"`     // current before the backlog began
+	Flood      int            `json:"floodBindings,omitempty"`
+	Interval   time.Duration  `json:"intervalNs"`
+	Changes    []urgentChange `json:"changes"`
+	P50        time.Duration  `json:"p50Ns"`
+	P99        time.Duration  `json:"p99Ns"`
+	Max        time.Duration  `json:"maxNs"`
+	// Backlog is how long the backlog took: restart, from process start until the
+	// controller went quiet; flood, from the first create until every flood Work existed.
+	Backlog time.Duration `json:"backlogNs"`
+	Log     string        `json:"log"`
+	Error   string        `json:"error,omitempty"`
+}
+
+// urgentRun makes the load current, then starts the backlog (a restart, or flood new
+// bindings created at once) and during it makes changes fresh changes, one every
+// interval, alternately a new binding and a changed one (replicas doubled), and times
+// each until its Works are written.
+func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpec, load loadSpec, flood, changes int,
+	interval time.Duration) (*urgentResult, error) {
+	scenario := "restart"
+	if flood > 0 {
+		scenario = "flood"
+	}
+	label := spec.Label + " urgent-" + scenario
+	res := &urgentResult{Controller: spec.Label, Scenario: scenario, Load: load, Flood: flood, Interval: interval}
+	plane, err := p.newPlane(label, false)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer p.stopPlane(label, plane, cancel)
+	_, kubeconfig, err := plane.AddUser(benchkit.ControllerUser, -1, 0)
+	if err != nil {
+		return nil, err
+	}
+	fresh := changes - changes/2
+	all := load
+	all.Bindings = load.Bindings + fresh + flood
+	templates, err := p.prepare(ctx, plane, all)
+	if err != nil {
+		return nil, err
+	}
+	bindings, keys := p.bindingsFor(all, templates)
+	per := load.PerBinding
+	keysOf := func(i int) []string { return keys[i*per : (i+1)*per] }
+	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	res.Log = filepath.Join(plane.Dir, "controller.log")
+	ctl, err := benchkit.StartController(ctx, spec, kubeconfig, res.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = ctl.Stop() }()
+	if err := p.canary(ctx, plane, tracker); err != nil {
+		return nil, fmt.Errorf("%s: %w; log tail:\n%s", label, err, ctl.Proc.LogTail(20))
+	}
+	logf("%s: making %s current", label, load)
+	timing, _, err := p.createAndTime(ctx, label, tracker, keys[:load.Bindings*per], load.Bindings, p.creators,
+		func(ctx context.Context, i int) error { return plane.Client.Create(ctx, bindings[i]) })
+	if err != nil {
+		return nil, err
+	}
+	if timing.TimedOut {
+		return nil, fmt.Errorf("%s: only %d of %d Works became current", label, timing.Seen, load.works())
+	}
+	if _, err := ctl.WaitQuiet(ctx, plane.AuditLog, time.Second, time.Minute); err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+		return nil, err
+	}
+
+	var backlogStart time.Time
+	floodDone := make(chan error, 1)
+	floodKeys := keys[(load.Bindings+fresh)*per:]
+	if flood == 0 {
+		if err := ctl.Stop(); err != nil {
+			logf("%s: %v", label, err)
+		}
+		res.Log = filepath.Join(plane.Dir, "controller-restarted.log")
+		backlogStart = time.Now()
+		logf("%s: restarting the controller on %d current Works", label, load.works())
+		if ctl, err = benchkit.StartController(ctx, spec, kubeconfig, res.Log); err != nil {
+			return nil, err
+		}
+		logf("%s: ready %s after process start", label, benchkit.Dur(time.Since(backlogStart)))
+	} else {
+		backlogStart = time.Now()
+		logf("%s: creating %d bindings at once (%d creators) → %d Works", label, flood, p.creators, len(floodKeys))
+		go func() {
+			floodDone <- benchkit.Parallel(ctx, flood, p.creators, func(ctx context.Context, i int) error {
+				return plane.Client.Create(ctx, bindings[load.Bindings+fresh+i])
+			})
+		}()
+	}
+	res.Command = ctl.Argv
+
+	// The changes and what each waits for: every one of its Works seen, at a newer
+	// generation for a changed binding.
+	type pending struct {
+		keys   []string
+		before map[string]int64
+		sent   time.Time
+	}
+	waits := make([]pending, changes)
+	for n := 0; n < changes; n++ {
+		if d := time.Until(backlogStart.Add(time.Duration(n) * interval)); d > 0 && n > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(d):
+			}
+		}
+		c := urgentChange{At: time.Since(backlogStart)}
+		if n%2 == 0 {
+			i := load.Bindings + n/2
+			c.Kind, c.Binding = "new", bindings[i].Name
+			waits[n] = pending{keys: keysOf(i), sent: time.Now()}
+			if err := plane.Client.Create(ctx, bindings[i]); err != nil {
+				return nil, fmt.Errorf("creating urgent binding %s: %w", c.Binding, err)
+			}
+		} else {
+			// Spread over the bindings, so that some are early in the backlog and some late.
+			i := (n / 2) * load.Bindings / (changes / 2)
+			c.Kind, c.Binding = "changed", bindings[i].Name
+			w := pending{keys: keysOf(i), before: map[string]int64{}}
+			for _, k := range w.keys {
+				w.before[k] = tracker.Get(k).Generation
+			}
+			w.sent = time.Now()
+			rb := &workv1alpha2.ResourceBinding{}
+			rb.Namespace, rb.Name = bindings[i].Namespace, bindings[i].Name
+			if err := plane.Client.Patch(ctx, rb, doubleReplicas(bindings[i])); err != nil {
+				return nil, fmt.Errorf("changing urgent binding %s: %w", c.Binding, err)
+			}
+			waits[n] = w
+		}
+		res.Changes = append(res.Changes, c)
+	}
+	latencyOf := func(get func(string) *benchkit.WorkState, w pending) (time.Duration, bool) {
+		var last time.Time
+		for _, k := range w.keys {
+			st := get(k)
+			at := st.FirstSeen
+			if w.before != nil {
+				if st.Generation <= w.before[k] {
+					return 0, false
+				}
+				at = st.GenerationAt
+			}
+			if at.IsZero() {
+				return 0, false
+			}
+			if at.After(last) {
+				last = at
+			}
+		}
+		return last.Sub(w.sent), true
+	}
+	err = tracker.Wait(ctx, p.phaseTimeout, func(get func(string) *benchkit.WorkState) bool {
+		for n := range waits {
+			if _, ok := latencyOf(get, waits[n]); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+		return nil, err
+	}
+	var lat []time.Duration
+	_ = tracker.Wait(ctx, 0, func(get func(string) *benchkit.WorkState) bool {
+		for n := range waits {
+			l, ok := latencyOf(get, waits[n])
+			if !ok {
+				l = -1
+			}
+			res.Changes[n].Latency = l
+		}
+		return true
+	})
+	for _, c := range res.Changes {
+		if c.Latency < 0 {
+			res.Error = "some urgent changes were never written"
+			lat = append(lat, time.Duration(1<<62))
+			continue
+		}
+		lat = append(lat, c.Latency)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	res.P50, res.P99, res.Max = percentile(lat, 0.50), percentile(lat, 0.99), lat[len(lat)-1]
+
+	if flood == 0 {
+		quiet, err := ctl.WaitQuiet(ctx, plane.AuditLog, time.Second, p.phaseTimeout)
+		if err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+			return nil, err
+		}
+		_ = quiet
+		res.Backlog = time.Since(backlogStart) - time.Second
+	} else {
+		if err := <-floodDone; err != nil {
+			return nil, fmt.Errorf("flood: %w", err)
+		}
+		arrival, err := tracker.WaitAll(ctx, floodKeys, p.phaseTimeout)
+		if err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+			return nil, err
+		}
+		res.Backlog = arrival.Last.Sub(backlogStart)
+	}
+	logf("%s: %d urgent changes (every %s): latency p50 %s, p99 %s, max %s; the backlog took %s",
+		label, changes, interval, benchkit.Dur(res.P50), benchkit.Dur(res.P99), benchkit.Dur(res.Max), benchkit.Dur(res.Backlog))
+	for _, c := range res.Changes {
+		logf("%s:   %-7s %-22s at %8s: %s", label, c.Kind, c.Binding, benchkit.Dur(c.At), benchkit.Dur(c.Latency))
+	}
+	return res, nil
+}
+
+// percentile of sorted, nearest rank.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(sorted) {
+		i = len(sorted) - 1
+	}
+	return sorted[i]
+}
+
+// doubleReplicas is a merge patch giving every target cluster of rb twice its replicas:
+// a spec change every one of its Works must show.
+func doubleReplicas(rb *workv1alpha2.ResourceBinding) client.Patch {
+	parts := make([]string, len(rb.Spec.Clusters))
+	total := int32(0)
+	for i, c := range rb.Spec.Clusters {
+		parts[i] = fmt.Sprintf(`{"name":%q,"replicas":%d}`, c.Name, 2*c.Replicas)
+		total += 2 * c.Replicas
+	}
+	return client.RawPatch(types.MergePatchType,
+		[]byte(fmt.Sprintf(`{"spec":{"replicas":%d,"clusters":[%s]}}`, total, strings.Join(parts, ","))))
+}
+
+func floodText(n int) string {
+	if n == 0 {
+		return ", restarted"
+	}
+	return fmt.Sprintf(", then %d bindings at once", n)
+}
