@@ -20,10 +20,12 @@ type ReplicaReviser interface {
 // components), else by the native rules. An interpreter error is returned as it is: it
 // names the hook and the cluster.
 func reviseReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target, interpreter ReplicaReviser) (*unstructured.Unstructured, error) {
+	if target.Replicas < 0 && isWorkload(spec) {
+		// Refused whichever hook would revise it, in the words the native rules use.
+		return nil, fmt.Errorf("setting replicas of %s for cluster %s: cluster %s is assigned %d replicas; replicas cannot be negative",
+			describe(obj), target.Cluster, target.Cluster, target.Replicas)
+	}
 	if interpreter != nil && isWorkload(spec) {
-		if target.Replicas < 0 {
-			return nil, fmt.Errorf("cluster %s is assigned %d replicas; replicas cannot be negative", target.Cluster, target.Replicas)
-		}
 		revised, handled, err := interpreter.ReviseReplica(obj, int64(target.Replicas), target.Cluster)
 		if err != nil {
 			return nil, err
