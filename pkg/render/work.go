@@ -55,7 +55,9 @@ func Work(b Binding, template *unstructured.Unstructured, target Target, o Overr
 	if err != nil {
 		return nil, fmt.Errorf("recording the overrides applied for cluster %s: %w", target.Cluster, err)
 	}
-	prune(workload)
+	if err := prune(workload); err != nil {
+		return nil, fmt.Errorf("pruning %s for cluster %s: %w", describe(template), target.Cluster, err)
+	}
 
 	workName := names.WorkName(template.GetKind(), template.GetNamespace(), template.GetName())
 	workNamespace := names.ExecutionNamespace(target.Cluster)

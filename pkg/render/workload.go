@@ -6,8 +6,8 @@ import (
 
 // PruneWorkload removes from a workload everything a member cluster must assign for
 // itself, as rendering does. Karmada's Work webhook prunes every manifest it admits the
-// same way.
-func PruneWorkload(obj *unstructured.Unstructured) { prune(obj) }
+// same way, and refuses a Work whose manifest it cannot prune.
+func PruneWorkload(obj *unstructured.Unstructured) error { return prune(obj) }
 
 // RecordManagedKeys re-records a workload's managed-labels and managed-annotations
 // bookkeeping annotations from the labels and annotations it carries now, as rendering

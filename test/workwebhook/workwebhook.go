@@ -89,7 +89,9 @@ func Mutate(work *workv1alpha1.Work) error {
 		if err := workload.UnmarshalJSON(work.Spec.Workload.Manifests[i].Raw); err != nil {
 			return fmt.Errorf("manifest %d: %w", i, err)
 		}
-		render.PruneWorkload(workload)
+		if err := render.PruneWorkload(workload); err != nil {
+			return fmt.Errorf("manifest %d: %w", i, err)
+		}
 		if labelManifests {
 			labels := workload.GetLabels()
 			if labels == nil {

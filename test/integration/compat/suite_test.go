@@ -39,7 +39,10 @@ func TestCompatibilityTable(t *testing.T) {
 func startPlane(webhook bool) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	env, err := envtestutil.StartWith(envtestutil.Options{
-		CRDPaths:           []string{envtestutil.KarmadaCRDDir(), filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml")},
+		CRDPaths: []string{
+			envtestutil.KarmadaCRDDir(), filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"),
+			filepath.Join(envtestutil.RepoRoot(), "test", "integration", "compat", "testdata", "crds"),
+		},
 		KarmadaWorkWebhook: webhook,
 	})
 	Expect(err).NotTo(HaveOccurred())

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -146,10 +147,16 @@ func runCase(c tableCase, webhook bool) {
 	}
 }
 
-// asStored is a table Work for the template as the API server stored it: its UID and
-// generation, not the case's.
+// asStored is a table Work for the template as the API server stored it: its UID,
+// generation and cluster IP (the one it allocated), not the case's.
 func asStored(want string, golden, stored *unstructured.Unstructured) string {
 	want = strings.ReplaceAll(want, string(golden.GetUID()), string(stored.GetUID()))
+	goldenIP, _, _ := unstructured.NestedString(golden.Object, "spec", "clusterIP")
+	storedIP, _, _ := unstructured.NestedString(stored.Object, "spec", "clusterIP")
+	if golden.GetKind() == "Service" && goldenIP != "" && goldenIP != "None" && storedIP != "" {
+		want = strings.ReplaceAll(want, "- "+goldenIP+"\n", "- "+storedIP+"\n")
+		want = strings.ReplaceAll(want, "clusterIP: "+goldenIP+"\n", "clusterIP: "+storedIP+"\n")
+	}
 	return strings.ReplaceAll(want,
 		fmt.Sprintf("resourcetemplate.karmada.io/generation: \"%d\"", golden.GetGeneration()),
 		fmt.Sprintf("resourcetemplate.karmada.io/generation: \"%d\"", stored.GetGeneration()))
@@ -161,7 +168,7 @@ func asStored(want string, golden, stored *unstructured.Unstructured) string {
 func createTemplate(golden *unstructured.Unstructured) *unstructured.Unstructured {
 	for range 32 {
 		t := asNew(golden)
-		if manual, _, _ := unstructured.NestedBool(t.Object, "spec", "manualSelector"); t.GetKind() == "Job" && !manual {
+		if manual, _, _ := unstructured.NestedBool(t.Object, "spec", "manualSelector"); t.GroupVersionKind().GroupKind() == batchJob && !manual {
 			unstructured.RemoveNestedField(t.Object, "spec", "selector")
 			for _, path := range [][]string{{"metadata", "labels"}, {"spec", "template", "metadata", "labels"}} {
 				labels, _, _ := unstructured.NestedStringMap(t.Object, path...)
@@ -171,7 +178,7 @@ func createTemplate(golden *unstructured.Unstructured) *unstructured.Unstructure
 				Expect(unstructured.SetNestedStringMap(t.Object, labels, path...)).To(Succeed())
 			}
 		}
-		if t.GetKind() == "Service" {
+		if t.GroupVersionKind().GroupKind() == coreService {
 			unstructured.RemoveNestedField(t.Object, "spec", "clusterIP")
 			unstructured.RemoveNestedField(t.Object, "spec", "clusterIPs")
 		}
@@ -190,6 +197,13 @@ func createTemplate(golden *unstructured.Unstructured) *unstructured.Unstructure
 	Fail("no template UID of the case's class in 32 tries")
 	return nil
 }
+
+// The kinds whose generated fields the API server refuses from a user; other groups'
+// kinds named Job or Service are created as they are.
+var (
+	batchJob    = schema.GroupKind{Group: "batch", Kind: "Job"}
+	coreService = schema.GroupKind{Kind: "Service"}
+)
 
 // uidClass is the parity of the FNV-1a hash of a UID, which orders Karmada's tie-breaks.
 func uidClass(uid types.UID) uint32 {
