@@ -76,7 +76,7 @@ func newInterpreterHarness(t *testing.T, objs ...client.Object) *interpreterHarn
 	rec := events.NewFakeRecorder(100)
 	return &interpreterHarness{client: cl, recorder: rec, r: NewReconciler(Reconciler{
 		Client: cl, APIReader: cl, Recorder: rec, Kind: render.ResourceBindingKind, ClusterSyncConcurrency: 4,
-		CustomizationsServed: true, Interpreter: newInterpreter(cl, true),
+		CustomizationsServed: true, Interpreter: newInterpreter(cl, interpreterInputs{customizations: true}),
 	})}
 }
 

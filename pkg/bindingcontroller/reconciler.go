@@ -51,6 +51,10 @@ type Reconciler struct {
 	// CustomizationsServed says whether the API server serves
 	// ResourceInterpreterCustomizations; when it does they are watched.
 	CustomizationsServed bool
+	// WebhooksServed says whether the API server serves
+	// ResourceInterpreterWebhookConfigurations; when it does they are watched, and the
+	// interpreter reads them from the cache.
+	WebhooksServed bool
 	// Interpreter revises replicas of kinds with interpreter hooks; nil: one with the
 	// bundled customizations only.
 	Interpreter *interpreter.Interpreter

@@ -99,13 +99,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	policiesServed := served(mgr, policyv1alpha1.GroupVersion.WithKind("OverridePolicy")) &&
 		served(mgr, policyv1alpha1.GroupVersion.WithKind("ClusterOverridePolicy"))
 	clustersServed := served(mgr, clusterv1alpha1.GroupVersion.WithKind("Cluster"))
-	customizationsServed := served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization"))
+	interpreterServed := interpreterInputs{
+		customizations: served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization")),
+		webhooks:       served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration")),
+	}
 	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", policiesServed, "clustersServed", clustersServed,
-		"interpreterCustomizationsServed", customizationsServed)
-	if err := setupInterpreterIndexes(ctx, mgr.GetFieldIndexer(), customizationsServed); err != nil {
+		"interpreterCustomizationsServed", interpreterServed.customizations, "interpreterWebhooksServed", interpreterServed.webhooks)
+	if err := setupInterpreterIndexes(ctx, mgr.GetFieldIndexer(), interpreterServed.customizations); err != nil {
 		return fmt.Errorf("indexing for the resource interpreter: %w", err)
 	}
-	resourceInterpreter := newInterpreter(mgr.GetClient(), customizationsServed)
+	resourceInterpreter := newInterpreter(mgr.GetClient(), interpreterServed)
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	blocked := newBlockedBindings()
 	ledger := workapply.NewLedger()
@@ -143,7 +146,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			TemplateKinds:              templateKinds,
 			PoliciesServed:             policiesServed,
 			ClustersServed:             clustersServed,
-			CustomizationsServed:       customizationsServed,
+			CustomizationsServed:       interpreterServed.customizations,
+			WebhooksServed:             interpreterServed.webhooks,
 			Interpreter:                resourceInterpreter,
 			blocked:                    blocked,
 		})
@@ -172,6 +176,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 			Watches(&clusterv1alpha1.Cluster{}, forgetDeletedClusters())
 	}
 	b = r.watchCustomizations(b)
+	b = r.watchWebhookConfigurations(b)
 	if watchWorks {
 		// Metadata only: the cache's memory must not grow with manifest size.
 		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged(r.bindingNotCached)))

@@ -22,7 +22,7 @@ type Error struct {
 	Cluster string
 	Err     error
 	// transient is a failure that a retry may not meet again: a script's time limit on a
-	// busy process, a customization that could not be read.
+	// busy process, a customization that could not be read, any webhook failure.
 	transient bool
 }
 

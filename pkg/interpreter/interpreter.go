@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -11,6 +12,7 @@ import (
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/luavm"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/thirdparty"
+	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
 )
 
 // CustomizationLister returns the ResourceInterpreterCustomizations that target a kind.
@@ -18,8 +20,9 @@ type CustomizationLister interface {
 	CustomizationsFor(ctx context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error)
 }
 
-// WebhookReviser is the webhook step: it revises obj when a webhook handles ReviseReplica
-// for its kind, and says whether one did.
+// WebhookReviser is the webhook step (webhook.Reviser): it revises obj when a webhook
+// handles ReviseReplica for its kind, and says whether one did. A *webhook.Error names
+// the webhook that failed.
 type WebhookReviser interface {
 	ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, replicas int64) (revised *unstructured.Unstructured, handled bool, err error)
 }
@@ -87,7 +90,13 @@ func (i *Interpreter) ReviseReplica(ctx context.Context, obj *unstructured.Unstr
 	if i.webhooks != nil {
 		revised, handled, err := i.webhooks.ReviseReplica(ctx, obj, replicas)
 		if err != nil {
-			return fail("webhook", err, true)
+			// Every webhook failure may pass on retry: the webhook's answers can change
+			// with no change to any object this controller watches.
+			var we *webhook.Error
+			if errors.As(err, &we) {
+				return fail(we.Hook(), we.Err, true)
+			}
+			return fail("the interpreter webhooks", err, true)
 		}
 		if handled {
 			return revised, true, nil

@@ -19,6 +19,7 @@ import (
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/interpreter"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/thirdparty"
+	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
 )
 
 // karmadaCase is one of Karmada's own test cases for a bundled customization.
@@ -247,5 +248,26 @@ func TestACustomizationThatCannotBeListedIsATransientFailure(t *testing.T) {
 	var ie *interpreter.Error
 	if !errors.As(err, &ie) || !ie.Transient() {
 		t.Fatalf("error %v, want a transient interpreter.Error", err)
+	}
+}
+
+// A webhook's failure names the webhook, the operation and the cluster, and is retried:
+// the webhook may answer next time with no object changed.
+func TestAWebhookFailureNamesTheWebhookAndIsTransient(t *testing.T) {
+	failing := webhookFunc(func(*unstructured.Unstructured, int64) (*unstructured.Unstructured, bool, error) {
+		return nil, true, &webhook.Error{Configuration: "queue-hooks", Webhook: "size.example.io", Err: errors.New("connection refused")}
+	})
+	in := interpreter.New(interpreter.Options{Webhooks: failing})
+	_, _, err := in.ReviseReplica(context.Background(), object("example.io/v1", "Queue", 9), 5, "member2")
+	var ie *interpreter.Error
+	if !errors.As(err, &ie) {
+		t.Fatalf("error %v is not an interpreter.Error", err)
+	}
+	want := `cluster member2: ReviseReplica of Queue default/w by webhook "size.example.io" of ResourceInterpreterWebhookConfiguration "queue-hooks" failed: connection refused`
+	if err.Error() != want {
+		t.Errorf("error\n%s\nwant\n%s", err, want)
+	}
+	if ie.FailureReason() != "InterpreterFailed" || !ie.Transient() {
+		t.Errorf("reason %s transient %v, want InterpreterFailed and transient", ie.FailureReason(), ie.Transient())
 	}
 }
