@@ -19,7 +19,8 @@ type CustomizationLister interface {
 }
 
 // WebhookReviser is the webhook step: it revises obj when a webhook handles ReviseReplica
-// for its kind, and says whether one did.
+// for its kind, and says whether one did. Like every hook it leaves obj as it is and
+// returns a new object (the patched copy).
 type WebhookReviser interface {
 	ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, replicas int64) (revised *unstructured.Unstructured, handled bool, err error)
 }
@@ -68,7 +69,8 @@ func New(o Options) *Interpreter {
 
 // ReviseReplica returns obj with its replicas set to replicas for cluster by the first
 // hook that handles its kind, and whether one did (when none does, obj is returned as it
-// is and the native rules apply). obj is not modified.
+// is and the native rules apply). obj is not modified; a revised object is a new one,
+// sharing no map or slice with obj.
 func (i *Interpreter) ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, replicas int64, cluster string) (*unstructured.Unstructured, bool, error) {
 	gvk := obj.GroupVersionKind()
 	fail := func(hook string, err error, transient bool) (*unstructured.Unstructured, bool, error) {
