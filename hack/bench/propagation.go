@@ -231,7 +231,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("propagation", flag.ContinueOnError)
 	var c common
 	c.register(fs, "propagation")
-	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook", "comma-separated scenarios: initial, fanout, resync, memory, webhook, interpreter")
+	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook,interpreter", "comma-separated scenarios: initial, fanout, resync, memory, webhook, interpreter")
 	bindings := fs.Int("bindings", 1000, "bindings of the initial propagation (one Deployment template each)")
 	clusters := fs.Int("clusters", 10, "member clusters every binding of the initial propagation targets")
 	fanoutBindings := fs.Int("fanout-bindings", 1, "bindings of the wide fan-out")
