@@ -82,7 +82,7 @@ BENCH_ARGS ?=
 SOAK_DURATION ?= 10m
 
 .PHONY: bench
-bench: envtest ## Throughput, requests per Work, no-op resync and memory against the plain-client ceiling (bench/results/propagation.json).
+bench: envtest ## Throughput, requests per Work, no-op resync and memory against the plain-client ceiling (bench/results/propagation.json); controller CPU per Work of a Lua-revised kind against a native one (bench/results/interpreter.json).
 	go run ./hack/bench propagation $(BENCH_ARGS)
 
 .PHONY: bench-recovery

@@ -10,7 +10,8 @@
 //
 // propagation: Works/s of the initial propagation against a plain client writing the
 // same Works (the ceiling), API requests per new Work, requests during a no-op resync,
-// wide against narrow fan-out, and controller memory with manifests of two sizes.
+// wide against narrow fan-out, controller memory with manifests of two sizes, and the
+// controller's CPU per Work of a kind a customization's Lua revises against a native one.
 //
 // Both compare two runs made in the same invocation; the ratios are the headline, the
 // absolute times depend on the machine (printed first, with every flag). Results go to
@@ -82,7 +83,8 @@ Subcommands:
   recovery      latency of a blocked cluster's new Work after its old Work is gone,
                 with the Work watch and with the retry backoff only (make bench-recovery)
   propagation   initial propagation Works/s against a plain-client ceiling, requests per
-                Work, no-op resync writes, fan-out, memory (make bench)
+                Work, no-op resync writes, fan-out, memory, Lua-revised against native
+                CPU per Work (make bench)
 
 'go run ./hack/bench <subcommand> --help' lists the flags.
 `)

@@ -48,7 +48,16 @@ type loadSpec struct {
 	PadEnv     int    `json:"padEnv"`
 	// KarmadaWebhook runs the load behind karmada-webhook's Work mutation.
 	KarmadaWebhook bool `json:"karmadaWebhook,omitempty"`
+	// Interpreted runs the load on a plane with the workload CRDs and the scenario's
+	// ResourceInterpreterCustomization, and checks the Works' replicas.
+	Interpreted bool `json:"interpreted,omitempty"`
+	// Kind is the templates' kind: Deployment ("" too) or benchkit.LuaKind, a custom kind
+	// with the Deployment's body that only the customization's Lua revises.
+	Kind string `json:"kind,omitempty"`
 }
+
+// lua says whether the load's templates are of the Lua-revised kind.
+func (l loadSpec) lua() bool { return l.Kind == benchkit.LuaKind }
 
 func (l loadSpec) works() int { return l.Bindings * l.PerBinding }
 
@@ -224,7 +233,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("propagation", flag.ContinueOnError)
 	var c common
 	c.register(fs, "propagation")
-	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook", "comma-separated scenarios: initial, fanout, resync, memory, webhook, urgent, flood")
+	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook,interpreter", "comma-separated scenarios: initial, fanout, resync, memory, webhook, interpreter, urgent, flood")
 	urgentChanges := fs.Int("urgent-changes", 20, "urgent and flood: fresh changes made during the backlog, alternately a new binding and a changed one")
 	urgentInterval := fs.Duration("urgent-interval", 250*time.Millisecond, "urgent and flood: time between two fresh changes, the first at the backlog's start")
 	floodBindings := fs.Int("flood-bindings", 5000, "flood: bindings created at once")
@@ -240,6 +249,11 @@ func runPropagation(ctx context.Context, args []string) error {
 	phaseTimeout := fs.Duration("phase-timeout", 10*time.Minute, "cap on waiting for every Work of one load")
 	repeat := fs.Int("repeat", 1, "how many times the initial load runs, controller and ceiling alternating; Works/s are medians")
 	audit := fs.Bool("audit", true, "audit-log the requests of the controller and the plain client, for counts by verb and resource")
+	interpreterBindings := fs.Int("interpreter-bindings", 200, "bindings of each load of the interpreter scenario")
+	interpreterClusters := fs.Int("interpreter-clusters", 10, "member clusters every binding of the interpreter scenario targets")
+	interpreterRounds := fs.Int("interpreter-rounds", 2, "rounds of the interpreter scenario, each a native and a Lua load (ABBA order)")
+	interpreterJSON := fs.String("interpreter-json", filepath.Join("bench", "results", "interpreter.json"),
+		"where the interpreter scenario writes its results as JSON (relative: to the repository root)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./hack/bench propagation [flags]\n\n"+
 			"Every load runs on a fresh control plane with a fresh controller process. initial: --bindings ×\n"+
@@ -248,7 +262,10 @@ func runPropagation(ctx context.Context, args []string) error {
 			"annotation patched) with nothing to change; writes and reads counted. fanout: --fanout-bindings ×\n"+
 			"--fanout-clusters against the same number of Works as one-cluster bindings. memory: peak RSS and\n"+
 			"Go heap with every Work cached, and again with --memory-scale × larger manifests. webhook: the initial\n"+
-			"load, its resync and a restart behind karmada-webhook's Work mutation (test/workwebhook).\n\nFlags:\n")
+			"load, its resync and a restart behind karmada-webhook's Work mutation (test/workwebhook). interpreter:\n"+
+			"--interpreter-bindings × --interpreter-clusters of a native Deployment and of a custom kind revised by a\n"+
+			"ResourceInterpreterCustomization's Lua, alternating; controller CPU per Work side by side (its own JSON,\n"+
+			"--interpreter-json).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -257,13 +274,14 @@ func runPropagation(ctx context.Context, args []string) error {
 	want := map[string]bool{}
 	for _, sc := range splitList(*scenarios) {
 		switch sc {
-		case "initial", "fanout", "resync", "memory", "webhook", "urgent", "flood":
+		case "initial", "fanout", "resync", "memory", "webhook", "interpreter", "urgent", "flood":
 			want[sc] = true
 		default:
 			return fmt.Errorf("--scenarios: unknown scenario %q", sc)
 		}
 	}
-	if *bindings < 1 || *clusters < 1 || *fanoutBindings < 1 || *fanoutClusters < 1 || *creators < 1 || *repeat < 1 {
+	if *bindings < 1 || *clusters < 1 || *fanoutBindings < 1 || *fanoutClusters < 1 || *creators < 1 || *repeat < 1 ||
+		*interpreterBindings < 1 || *interpreterClusters < 1 || *interpreterRounds < 1 {
 		return fmt.Errorf("sizes and --creators must be positive")
 	}
 	if *ceilingConcurrency <= 0 {
@@ -390,8 +408,25 @@ func runPropagation(ctx context.Context, args []string) error {
 			rep.Urgent = append(rep.Urgent, r)
 		}
 	}
+	var interp *interpreterReport
+	if want["interpreter"] {
+		if interp, err = p.interpreterScenario(ctx, specs, *interpreterBindings, *interpreterClusters, *interpreterRounds); err != nil {
+			return err
+		}
+	}
 	rep.Finished = time.Now()
 	rep.Machine.Finish()
+	if interp != nil {
+		if err := printInterpreter(interp, specs, *interpreterJSON); err != nil {
+			return err
+		}
+		if len(want) == 1 {
+			// Only the interpreter scenario ran: its JSON is the report, and the
+			// propagation results of a full run stay as they are.
+			fmt.Printf("load average at end: %s; total %s\n", rep.Machine.LoadAvgEnd, benchkit.Dur(rep.Finished.Sub(rep.Started)))
+			return nil
+		}
+	}
 
 	rep.Notes = propagationNotes(p, *ceilingConcurrency, *ceilingQPS)
 	table := propagationTable(rep, specs, runs, want, initial, wide, narrow, big, behindWebhook, baseBytes, bigBytes)
@@ -433,13 +468,14 @@ func managerFlagInt(args []string, name string, def int) int {
 	return def
 }
 
-// newPlane starts a fresh control plane for one measured load, behind karmada-webhook's
-// Work mutation when webhook is set.
-func (p *propagation) newPlane(label string, webhook bool) (*benchkit.Plane, error) {
+// newPlane starts a fresh control plane for one measured load: behind karmada-webhook's
+// Work mutation, with the workload CRDs, as the load says.
+func (p *propagation) newPlane(label string, load loadSpec) (*benchkit.Plane, error) {
 	p.seq++
 	dir := filepath.Join(p.s.Dir, fmt.Sprintf("%02d-%s", p.seq, sanitize(label)))
 	t := time.Now()
-	plane, err := benchkit.StartPlane(benchkit.PlaneOptions{Dir: dir, Audit: p.audit, KarmadaWorkWebhook: webhook})
+	plane, err := benchkit.StartPlane(benchkit.PlaneOptions{Dir: dir, Audit: p.audit,
+		KarmadaWorkWebhook: load.KarmadaWebhook, WorkloadCRDs: load.Interpreted})
 	if err != nil {
 		return nil, err
 	}
@@ -448,36 +484,68 @@ func (p *propagation) newPlane(label string, webhook bool) (*benchkit.Plane, err
 }
 
 // prepare creates the execution namespaces, the template namespace and the templates,
-// untimed, and returns the templates as the API server returned them.
-func (p *propagation) prepare(ctx context.Context, plane *benchkit.Plane, load loadSpec) ([]*appsv1.Deployment, error) {
+// untimed, and returns the templates as the API server returned them and references to
+// them. A load of the Lua kind gets the customization first, and its templates are
+// Deployments' bodies as the API server defaults them (a dry run), so that both kinds'
+// Works carry the same manifest.
+func (p *propagation) prepare(ctx context.Context, plane *benchkit.Plane, load loadSpec) ([]*appsv1.Deployment, []workv1alpha2.ObjectReference, error) {
 	nss := append(benchkit.ExecutionNamespaces(benchkit.Members(load.Clusters)), templateNamespace, canaryNamespace)
 	if err := plane.CreateNamespaces(ctx, nss); err != nil {
-		return nil, fmt.Errorf("creating namespaces: %w", err)
+		return nil, nil, fmt.Errorf("creating namespaces: %w", err)
+	}
+	if load.Interpreted {
+		if err := plane.Client.Create(ctx, benchkit.ReplicasCustomization()); err != nil {
+			return nil, nil, fmt.Errorf("creating the ResourceInterpreterCustomization: %w", err)
+		}
 	}
 	templates := make([]*appsv1.Deployment, load.Bindings)
+	refs := make([]workv1alpha2.ObjectReference, load.Bindings)
 	t := time.Now()
 	err := benchkit.Parallel(ctx, load.Bindings, 16, func(ctx context.Context, i int) error {
 		d := benchkit.Deployment(templateNamespace, templateName(i), int32(load.PerBinding), load.PadEnv)
-		if err := plane.Client.Create(ctx, d); err != nil {
+		ref, err := p.createTemplate(ctx, plane, load, d)
+		if err != nil {
 			return fmt.Errorf("creating template %s: %w", d.Name, err)
 		}
-		templates[i] = d
+		templates[i], refs[i] = d, ref
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	logf("%s: %d namespaces and %d templates created (untimed) in %s", load.Name, len(nss), load.Bindings, benchkit.Dur(time.Since(t)))
-	return templates, nil
+	return templates, refs, nil
 }
 
-func (p *propagation) bindingsFor(load loadSpec, templates []*appsv1.Deployment) ([]*workv1alpha2.ResourceBinding, []string) {
-	bindings := make([]*workv1alpha2.ResourceBinding, len(templates))
+// createTemplate creates d, or for a load of the Lua kind a template of that kind with
+// d's body as the API server defaults it, and returns a reference to what it created.
+func (p *propagation) createTemplate(ctx context.Context, plane *benchkit.Plane, load loadSpec, d *appsv1.Deployment) (workv1alpha2.ObjectReference, error) {
+	if !load.lua() {
+		if err := plane.Client.Create(ctx, d); err != nil {
+			return workv1alpha2.ObjectReference{}, err
+		}
+		return workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID}, nil
+	}
+	if err := plane.Client.Create(ctx, d, client.DryRunAll); err != nil {
+		return workv1alpha2.ObjectReference{}, err
+	}
+	q, err := benchkit.AsLuaKind(d)
+	if err != nil {
+		return workv1alpha2.ObjectReference{}, err
+	}
+	if err := plane.Client.Create(ctx, q); err != nil {
+		return workv1alpha2.ObjectReference{}, err
+	}
+	return workv1alpha2.ObjectReference{APIVersion: q.GetAPIVersion(), Kind: q.GetKind(), Namespace: q.GetNamespace(), Name: q.GetName(), UID: q.GetUID()}, nil
+}
+
+func (p *propagation) bindingsFor(load loadSpec, refs []workv1alpha2.ObjectReference) ([]*workv1alpha2.ResourceBinding, []string) {
+	bindings := make([]*workv1alpha2.ResourceBinding, len(refs))
 	var keys []string
-	for i, d := range templates {
+	for i, ref := range refs {
 		clusters := load.clustersOf(i)
-		bindings[i] = benchkit.Binding(d, d.Name+"-deployment", fmt.Sprintf("bench-%s-%05d", load.Name, i), clusters)
-		work := names.WorkName("Deployment", d.Namespace, d.Name)
+		bindings[i] = benchkit.BindingOf(ref, ref.Name+"-"+strings.ToLower(ref.Kind), fmt.Sprintf("bench-%s-%05d", load.Name, i), clusters)
+		work := names.WorkName(ref.Kind, ref.Namespace, ref.Name)
 		for _, c := range clusters {
 			keys = append(keys, benchkit.WorkKey(names.ExecutionNamespace(c), work))
 		}
@@ -535,7 +603,7 @@ func requestDelta(before, after benchkit.Samples, auditLog string, from, to int6
 func (p *propagation) controllerRun(ctx context.Context, spec benchkit.ControllerSpec, load loadSpec, resync bool) (*runResult, error) {
 	label := spec.Label + " " + load.Name
 	res := &runResult{Controller: spec.Label, Load: load, Works: load.works()}
-	plane, err := p.newPlane(label, load.KarmadaWebhook)
+	plane, err := p.newPlane(label, load)
 	if err != nil {
 		return nil, err
 	}
@@ -545,14 +613,14 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	if err != nil {
 		return nil, err
 	}
-	templates, err := p.prepare(ctx, plane, load)
+	templates, refs, err := p.prepare(ctx, plane, load)
 	if err != nil {
 		return nil, err
 	}
 	if res.ManifestBytes, err = benchkit.ManifestBytes(templates[0]); err != nil {
 		return nil, err
 	}
-	bindings, keys := p.bindingsFor(load, templates)
+	bindings, keys := p.bindingsFor(load, refs)
 	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
 	if err != nil {
 		return nil, err
@@ -565,7 +633,7 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	}
 	defer ctl.Stop() // when a step fails; the normal end stops it below
 	res.Command = ctl.Argv
-	if err := p.canary(ctx, plane, tracker); err != nil {
+	if err := p.canary(ctx, plane, tracker, load); err != nil {
 		return nil, fmt.Errorf("%s: %w; log tail:\n%s", label, err, ctl.Proc.LogTail(20))
 	}
 	if _, err := ctl.WaitQuiet(ctx, plane.AuditLog, time.Second, 30*time.Second); err != nil && !errors.Is(err, benchkit.ErrTimeout) {
@@ -618,6 +686,11 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 		res.PlaneCPUSeconds = planeAfter - planeBefore
 	}
 	logf("%s: controller quiet %s later; it used %.1f CPU-seconds, kube-apiserver and etcd %.1f", label, benchkit.Dur(quiet), res.CPUSeconds, res.PlaneCPUSeconds)
+	if load.Interpreted && !res.TimedOut {
+		if err := checkShares(ctx, plane.Client, keys); err != nil {
+			return nil, fmt.Errorf("%s: %w", label, err)
+		}
+	}
 	after, err := ctl.Scrape(ctx)
 	if err != nil {
 		return nil, err
@@ -712,17 +785,18 @@ func (p *propagation) stopPlane(label string, plane *benchkit.Plane, cancel cont
 	logf("%s: control plane stopped in %s", label, benchkit.Dur(time.Since(t)))
 }
 
-// canary binds one small template and waits for its Work: the controller is up and its
-// caches are synced, whatever controller it is.
-func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker *benchkit.WorkTracker) error {
-	d := benchkit.Deployment(canaryNamespace, "canary", 1, 0)
-	if err := plane.Client.Create(ctx, d); err != nil {
+// canary binds one small template of the load's kind and waits for its Work: the
+// controller is up and its caches, the template kind's among them, are synced, whatever
+// controller it is.
+func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker *benchkit.WorkTracker, load loadSpec) error {
+	ref, err := p.createTemplate(ctx, plane, load, benchkit.Deployment(canaryNamespace, "canary", 1, 0))
+	if err != nil {
 		return fmt.Errorf("creating the canary template: %w", err)
 	}
-	if err := plane.Client.Create(ctx, benchkit.Binding(d, "canary-deployment", "bench-canary", []string{benchkit.Member(0)})); err != nil {
+	if err := plane.Client.Create(ctx, benchkit.BindingOf(ref, "canary-"+strings.ToLower(ref.Kind), "bench-canary", []string{benchkit.Member(0)})); err != nil {
 		return fmt.Errorf("creating the canary binding: %w", err)
 	}
-	key := benchkit.WorkKey(names.ExecutionNamespace(benchkit.Member(0)), names.WorkName("Deployment", canaryNamespace, "canary"))
+	key := benchkit.WorkKey(names.ExecutionNamespace(benchkit.Member(0)), names.WorkName(ref.Kind, canaryNamespace, "canary"))
 	if _, err := tracker.WaitAll(ctx, []string{key}, 2*time.Minute); err != nil {
 		return fmt.Errorf("waiting for the canary Work: %w", err)
 	}
@@ -831,7 +905,7 @@ func (p *propagation) requeueAll(ctx context.Context, plane *benchkit.Plane, ctl
 func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency int, qps float64) (*ceilingResult, error) {
 	label := "ceiling " + load.Name
 	res := &ceilingResult{Load: load, Concurrency: concurrency, QPS: qps, Works: load.works()}
-	plane, err := p.newPlane(label, false)
+	plane, err := p.newPlane(label, loadSpec{})
 	if err != nil {
 		return nil, err
 	}
@@ -845,11 +919,11 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 	if err != nil {
 		return nil, err
 	}
-	templates, err := p.prepare(ctx, plane, load)
+	templates, refs, err := p.prepare(ctx, plane, load)
 	if err != nil {
 		return nil, err
 	}
-	bindings, keys := p.bindingsFor(load, templates)
+	bindings, keys := p.bindingsFor(load, refs)
 	var works []*workv1alpha1.Work
 	for i, rb := range bindings {
 		u, err := benchkit.ToUnstructured(templates[i])

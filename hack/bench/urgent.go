@@ -58,7 +58,7 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 	}
 	label := spec.Label + " urgent-" + scenario
 	res := &urgentResult{Controller: spec.Label, Scenario: scenario, Load: load, Flood: flood, Interval: interval}
-	plane, err := p.newPlane(label, false)
+	plane, err := p.newPlane(label, load)
 	if err != nil {
 		return nil, err
 	}
@@ -71,11 +71,11 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 	fresh := changes - changes/2
 	all := load
 	all.Bindings = load.Bindings + fresh + flood
-	templates, err := p.prepare(ctx, plane, all)
+	_, refs, err := p.prepare(ctx, plane, all)
 	if err != nil {
 		return nil, err
 	}
-	bindings, keys := p.bindingsFor(all, templates)
+	bindings, keys := p.bindingsFor(all, refs)
 	per := load.PerBinding
 	keysOf := func(i int) []string { return keys[i*per : (i+1)*per] }
 	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
@@ -88,7 +88,7 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 		return nil, err
 	}
 	defer func() { _ = ctl.Stop() }()
-	if err := p.canary(ctx, plane, tracker); err != nil {
+	if err := p.canary(ctx, plane, tracker, load); err != nil {
 		return nil, fmt.Errorf("%s: %w; log tail:\n%s", label, err, ctl.Proc.LogTail(20))
 	}
 	logf("%s: making %s current", label, load)

@@ -171,7 +171,8 @@ func (r *Reconciler) bindingsInterpretedBy(ctx context.Context, obj client.Objec
 	return r.bindingsIndexed(ctx, bindingByTemplateKindIndex, []string{kindKey(c.Spec.Target.APIVersion, c.Spec.Target.Kind)})
 }
 
-// replicaReviser is the interpreter for one sync.
+// replicaReviser is the interpreter for one sync: its clusters share one lookup of the
+// template kind's customizations.
 func (r *Reconciler) replicaReviser(ctx context.Context) *interpreter.Bound {
 	return r.Interpreter.For(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,8 +22,9 @@ type CustomizationLister interface {
 }
 
 // WebhookReviser is the webhook step (webhook.Reviser): it revises obj when a webhook
-// handles ReviseReplica for its kind, and says whether one did. A *webhook.Error names
-// the webhook that failed.
+// handles ReviseReplica for its kind, and says whether one did. Like every hook it leaves
+// obj as it is and returns a new object (the patched copy). A *webhook.Error names the
+// webhook that failed.
 type WebhookReviser interface {
 	ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, replicas int64) (revised *unstructured.Unstructured, handled bool, err error)
 }
@@ -71,21 +73,41 @@ func New(o Options) *Interpreter {
 
 // ReviseReplica returns obj with its replicas set to replicas for cluster by the first
 // hook that handles its kind, and whether one did (when none does, obj is returned as it
-// is and the native rules apply). obj is not modified.
+// is and the native rules apply). obj is not modified; a revised object is a new one,
+// sharing no map or slice with obj.
 func (i *Interpreter) ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, replicas int64, cluster string) (*unstructured.Unstructured, bool, error) {
+	return i.revise(ctx, obj, replicas, cluster, i.customizationFor)
+}
+
+// customizationFor returns the user's ReviseReplica script for gvk, if any.
+func (i *Interpreter) customizationFor(ctx context.Context, gvk schema.GroupVersionKind) (script, bool, error) {
+	if i.customizations == nil {
+		return script{}, false, nil
+	}
+	list, err := i.customizations.CustomizationsFor(ctx, gvk)
+	if err != nil {
+		return script{}, false, fmt.Errorf("listing the customizations of %s: %w", gvk, err)
+	}
+	c, ok := merge(list)[gvk]
+	if !ok {
+		return script{}, false, nil
+	}
+	return script{hook: fmt.Sprintf("ResourceInterpreterCustomization %q", c.name), lua: c.lua}, true, nil
+}
+
+func (i *Interpreter) revise(ctx context.Context, obj *unstructured.Unstructured, replicas int64, cluster string,
+	customizationFor func(context.Context, schema.GroupVersionKind) (script, bool, error)) (*unstructured.Unstructured, bool, error) {
 	gvk := obj.GroupVersionKind()
 	fail := func(hook string, err error, transient bool) (*unstructured.Unstructured, bool, error) {
 		return nil, false, &Error{Operation: configv1alpha1.InterpreterOperationReviseReplica, Hook: hook,
 			Object: describe(obj), Cluster: cluster, Err: err, transient: transient}
 	}
-	if i.customizations != nil {
-		list, err := i.customizations.CustomizationsFor(ctx, gvk)
-		if err != nil {
-			return fail("ResourceInterpreterCustomization", fmt.Errorf("listing the customizations of %s: %w", gvk, err), true)
-		}
-		if c, ok := merge(list)[gvk]; ok {
-			return i.runScript(ctx, obj, replicas, script{hook: fmt.Sprintf("ResourceInterpreterCustomization %q", c.name), lua: c.lua}, fail)
-		}
+	s, ok, err := customizationFor(ctx, gvk)
+	if err != nil {
+		return fail("ResourceInterpreterCustomization", err, true)
+	}
+	if ok {
+		return i.runScript(ctx, obj, replicas, s, fail)
 	}
 	if i.webhooks != nil {
 		revised, handled, err := i.webhooks.ReviseReplica(ctx, obj, replicas)
@@ -117,20 +139,54 @@ func (i *Interpreter) runScript(ctx context.Context, obj *unstructured.Unstructu
 	return &unstructured.Unstructured{Object: revised}, true, nil
 }
 
-// For binds the interpreter to ctx, for callers (render) that take no context.
+// For binds the interpreter to one sync's context, for callers (render) that take no
+// context. The sync's clusters share what the first of them looked up of a kind's
+// customizations: a sync renders every cluster's Work from one template, and a change
+// to a customization re-syncs the bindings it concerns.
 func (i *Interpreter) For(ctx context.Context) *Bound {
 	return &Bound{ctx: ctx, i: i}
 }
 
-// Bound is an Interpreter bound to a context.
+// Bound is an Interpreter bound to one sync. Its clusters may render concurrently.
 type Bound struct {
 	ctx context.Context
 	i   *Interpreter
+
+	mu     sync.Mutex
+	looked map[schema.GroupVersionKind]lookup
+}
+
+// lookup is what a kind's customizations came to: its script, or none.
+type lookup struct {
+	s  script
+	ok bool
 }
 
 // ReviseReplica is Interpreter.ReviseReplica with the bound context.
 func (b *Bound) ReviseReplica(obj *unstructured.Unstructured, replicas int64, cluster string) (*unstructured.Unstructured, bool, error) {
-	return b.i.ReviseReplica(b.ctx, obj, replicas, cluster)
+	return b.i.revise(b.ctx, obj, replicas, cluster, b.customizationFor)
+}
+
+// customizationFor looks a kind's customizations up once per sync. A lookup that fails
+// is not kept: the next cluster tries again.
+func (b *Bound) customizationFor(ctx context.Context, gvk schema.GroupVersionKind) (script, bool, error) {
+	b.mu.Lock()
+	l, done := b.looked[gvk]
+	b.mu.Unlock()
+	if done {
+		return l.s, l.ok, nil
+	}
+	s, ok, err := b.i.customizationFor(ctx, gvk)
+	if err != nil {
+		return script{}, false, err
+	}
+	b.mu.Lock()
+	if b.looked == nil {
+		b.looked = map[schema.GroupVersionKind]lookup{}
+	}
+	b.looked[gvk] = lookup{s: s, ok: ok}
+	b.mu.Unlock()
+	return s, ok, nil
 }
 
 // merged is the ReviseReplica script a kind ends up with, and the customization it is from.

@@ -271,3 +271,46 @@ func TestAWebhookFailureNamesTheWebhookAndIsTransient(t *testing.T) {
 		t.Errorf("reason %s transient %v, want InterpreterFailed and transient", ie.FailureReason(), ie.Transient())
 	}
 }
+
+// A sync renders one Work per cluster from one template: its kind's customizations are
+// listed once for the sync, not once per cluster (a cache list copies every match), and
+// a list that fails is tried again by the next cluster.
+func TestOneSyncListsAKindsCustomizationsOnce(t *testing.T) {
+	lists, fail := map[string]int{}, true
+	in := interpreter.New(interpreter.Options{Customizations: listerFunc(func(gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
+		lists[gvk.Kind]++
+		if gvk.Kind == "Queue" && fail {
+			fail = false
+			return nil, errors.New("cache not synced")
+		}
+		return []configv1alpha1.ResourceInterpreterCustomization{customization("queue-size", "example.io/v1", "Queue", setSize)}, nil
+	})})
+	sync := in.For(context.Background())
+	if _, _, err := sync.ReviseReplica(object("example.io/v1", "Queue", 9), 1, "member1"); err == nil {
+		t.Fatal("member1: the failed list should fail the cluster")
+	}
+	for _, cluster := range []string{"member2", "member3", "member4"} {
+		got, handled, err := sync.ReviseReplica(object("example.io/v1", "Queue", 9), 3, cluster)
+		if err != nil || !handled {
+			t.Fatalf("%s: handled %v, err %v", cluster, handled, err)
+		}
+		if v, _, _ := unstructured.NestedInt64(got.Object, "spec", "size"); v != 3 {
+			t.Errorf("%s: spec.size = %d, want 3", cluster, v)
+		}
+	}
+	for _, cluster := range []string{"member1", "member2"} {
+		if _, _, err := sync.ReviseReplica(object("apps/v1", "Deployment", 9), 3, cluster); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"Queue": 2, "Deployment": 1}, lists); diff != "" {
+		t.Errorf("lists by kind (-want +got):\n%s", diff)
+	}
+	// The next sync sees changes: it lists again.
+	if _, _, err := in.For(context.Background()).ReviseReplica(object("example.io/v1", "Queue", 9), 3, "member1"); err != nil {
+		t.Fatal(err)
+	}
+	if lists["Queue"] != 3 {
+		t.Errorf("a new sync listed Queue's customizations %d times in all, want 3", lists["Queue"])
+	}
+}

@@ -10,23 +10,26 @@ import (
 
 // ReplicaReviser is the resource interpreter's ReviseReplica: it returns obj with its
 // replicas set for cluster when a hook handles obj's kind, and whether one did. The
-// native kinds are revised by render itself when no hook does.
+// native kinds are revised by render itself when no hook does. obj must not be modified,
+// and a revised object must share no map or slice with it: render changes the revised
+// object further, and obj is the template every cluster's Work is rendered from.
 type ReplicaReviser interface {
 	ReviseReplica(obj *unstructured.Unstructured, replicas int64, cluster string) (revised *unstructured.Unstructured, handled bool, err error)
 }
 
-// reviseReplicas gives the workload the cluster's replicas: through the interpreter for a
-// binding that is a workload in Karmada's sense (replicas, replica requirements or
-// components), else by the native rules. An interpreter error is returned as it is: it
-// names the hook and the cluster.
-func reviseReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target, interpreter ReplicaReviser) (*unstructured.Unstructured, error) {
+// reviseReplicas returns a copy of the template with the cluster's replicas: through the
+// interpreter for a binding that is a workload in Karmada's sense (replicas, replica
+// requirements or components), else by the native rules. An interpreter error is
+// returned as it is: it names the hook and the cluster. template is not modified; a hook
+// returns a new object, so only the native rules copy it first.
+func reviseReplicas(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target, interpreter ReplicaReviser) (*unstructured.Unstructured, error) {
 	if target.Replicas < 0 && isWorkload(spec) {
 		// Refused whichever hook would revise it, in the words the native rules use.
 		return nil, fmt.Errorf("setting replicas of %s for cluster %s: cluster %s is assigned %d replicas; replicas cannot be negative",
-			describe(obj), target.Cluster, target.Cluster, target.Replicas)
+			describe(template), target.Cluster, target.Cluster, target.Replicas)
 	}
 	if interpreter != nil && isWorkload(spec) {
-		revised, handled, err := interpreter.ReviseReplica(obj, int64(target.Replicas), target.Cluster)
+		revised, handled, err := interpreter.ReviseReplica(template, int64(target.Replicas), target.Cluster)
 		if err != nil {
 			return nil, err
 		}
@@ -34,6 +37,7 @@ func reviseReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceB
 			return revised, nil
 		}
 	}
+	obj := template.DeepCopy()
 	if err := setReplicas(obj, spec, target); err != nil {
 		return nil, fmt.Errorf("setting replicas of %s for cluster %s: %w", describe(obj), target.Cluster, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
@@ -86,5 +87,38 @@ func TestAnInterpreterErrorFailsTheRender(t *testing.T) {
 		Target{Cluster: "member1", Replicas: 1}, Overrides{Interpreter: r})
 	if err == nil || !strings.Contains(err.Error(), "script broke") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// Render changes the revised workload further (pruned, labelled, annotated); a hook's
+// result is its own, so the template every cluster is rendered from stays as it was.
+func TestAHooksRevisionLeavesTheTemplateAsItWas(t *testing.T) {
+	template := cloneSet(6)
+	template.SetResourceVersion("7")
+	template.SetLabels(map[string]string{"app": "web"})
+	template.SetAnnotations(map[string]string{"team": "a"})
+	template.Object["status"] = map[string]any{"replicas": int64(6)}
+	before := template.DeepCopy()
+	spec := &workv1alpha2.ResourceBindingSpec{Replicas: 6, Clusters: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 4}}}
+	b := Binding{Kind: ResourceBindingKind, Namespace: "default", Name: "web-cloneset", PermanentID: "p1", Spec: spec}
+	o := Overrides{Interpreter: interpreter.New(interpreter.Options{}).For(context.Background())}
+	for _, target := range Targets(spec) {
+		w, err := Work(b, template, target, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := obj["status"]; ok {
+			t.Errorf("cluster %s: the Work's manifest keeps the status", target.Cluster)
+		}
+		if got := obj["metadata"].(map[string]any)["labels"].(map[string]any)["app"]; got != "web" {
+			t.Errorf("cluster %s: label app = %v, want web", target.Cluster, got)
+		}
+	}
+	if diff := cmp.Diff(before.Object, template.Object); diff != "" {
+		t.Errorf("the template changed (-before +after):\n%s", diff)
 	}
 }

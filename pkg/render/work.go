@@ -39,7 +39,7 @@ func Work(b Binding, template *unstructured.Unstructured, target Target, o Overr
 	if err := names.ValidateClusterName(target.Cluster); err != nil {
 		return nil, err
 	}
-	workload, err := reviseReplicas(template.DeepCopy(), b.Spec, target, o.Interpreter)
+	workload, err := reviseReplicas(template, b.Spec, target, o.Interpreter)
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,14 @@ type PlaneOptions struct {
 	// KarmadaWorkWebhook puts karmada-webhook's Work mutation (test/workwebhook) in front
 	// of the API server, as on a real Karmada control plane.
 	KarmadaWorkWebhook bool
+	// WorkloadCRDs also installs the test workload CRDs (WorkloadCRDDir), for templates
+	// of kinds the resource interpreter revises.
+	WorkloadCRDs bool
+}
+
+// WorkloadCRDDir holds minimal CRDs of third-party and custom workload kinds.
+func WorkloadCRDDir() string {
+	return filepath.Join(envtestutil.RepoRoot(), "test", "testdata", "workload-crds")
 }
 
 // StartPlane starts kube-apiserver and etcd with the project's CRDs installed.
@@ -94,8 +102,12 @@ func StartPlane(opts PlaneOptions) (*Plane, error) {
 		args.Set("audit-log-maxsize", "100000") // MB: never rotate during a run
 		return nil
 	}
+	crds := []string{envtestutil.ProjectCRDDir()}
+	if opts.WorkloadCRDs {
+		crds = append(crds, WorkloadCRDDir())
+	}
 	started, err := envtestutil.StartWith(envtestutil.Options{
-		CRDPaths:           []string{envtestutil.ProjectCRDDir()},
+		CRDPaths:           crds,
 		KarmadaWorkWebhook: opts.KarmadaWorkWebhook,
 		Configure:          configure,
 	})

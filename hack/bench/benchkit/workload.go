@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
@@ -65,12 +66,18 @@ func Deployment(namespace, name string, replicas int32, padEnv int) *appsv1.Depl
 
 // Binding returns the ResourceBinding of template d to clusters, one replica each.
 func Binding(d *appsv1.Deployment, name, permanentID string, clusters []string) *workv1alpha2.ResourceBinding {
+	return BindingOf(workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment",
+		Namespace: d.Namespace, Name: d.Name, UID: d.UID}, name, permanentID, clusters)
+}
+
+// BindingOf returns the ResourceBinding of the template ref names to clusters, one
+// replica each.
+func BindingOf(ref workv1alpha2.ObjectReference, name, permanentID string, clusters []string) *workv1alpha2.ResourceBinding {
 	rb := &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: name,
+		ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: name,
 			Labels: map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: permanentID}},
 		Spec: workv1alpha2.ResourceBindingSpec{
-			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment",
-				Namespace: d.Namespace, Name: d.Name, UID: d.UID},
+			Resource: ref,
 			Replicas: int32(len(clusters)),
 		},
 	}
@@ -147,4 +154,42 @@ func PadForScale(scale float64) (padEnv, baseBytes, paddedBytes int, err error) 
 	padEnv = int(((scale-1)*float64(baseBytes)-float64(overhead))/float64(perVar) + 0.5)
 	paddedBytes, err = ManifestBytes(Deployment("bench", "app-00000", 1, padEnv))
 	return padEnv, baseBytes, paddedBytes, err
+}
+
+// The custom kind of the interpreter scenario: queues.example.io/v1 Queue (WorkloadCRDDir),
+// whose replicas only a ResourceInterpreterCustomization's Lua revises.
+const (
+	LuaKindAPIVersion = "queues.example.io/v1"
+	LuaKind           = "Queue"
+)
+
+// LuaReviseReplica is the scenario's ReviseReplica script: the simplest a user writes.
+const LuaReviseReplica = `
+function ReviseReplica(obj, desiredReplica)
+  obj.spec.replicas = desiredReplica
+  return obj
+end`
+
+// ReplicasCustomization is the ResourceInterpreterCustomization that revises LuaKind.
+func ReplicasCustomization() *configv1alpha1.ResourceInterpreterCustomization {
+	c := &configv1alpha1.ResourceInterpreterCustomization{ObjectMeta: metav1.ObjectMeta{Name: "bench-queue-replicas"}}
+	c.Spec.Target = configv1alpha1.CustomizationTarget{APIVersion: LuaKindAPIVersion, Kind: LuaKind}
+	c.Spec.Customizations.ReplicaRevision = &configv1alpha1.ReplicaRevision{LuaScript: LuaReviseReplica}
+	return c
+}
+
+// AsLuaKind returns a LuaKind template with d's labels and spec: d as the API server
+// returned it (defaults filled in), so that the Works of both kinds carry the same body.
+func AsLuaKind(d *appsv1.Deployment) (*unstructured.Unstructured, error) {
+	u, err := ToUnstructured(d)
+	if err != nil {
+		return nil, err
+	}
+	q := &unstructured.Unstructured{Object: map[string]any{"spec": u.Object["spec"]}}
+	q.SetAPIVersion(LuaKindAPIVersion)
+	q.SetKind(LuaKind)
+	q.SetNamespace(d.Namespace)
+	q.SetName(d.Name)
+	q.SetLabels(d.Labels)
+	return q, nil
 }

@@ -69,42 +69,65 @@ func toLuaDepth(l *lua.LState, v any, depth int) (lua.LValue, error) {
 	return nil, fmt.Errorf("cannot pass a Go %T to Lua", v)
 }
 
-// shapes records where the input held empty objects and empty arrays. A Lua table does not
-// say which of the two an empty table is; like Karmada, the conversion back asks the
-// input, by path with array indices left out.
+// shapes says which shape an empty table had in the input: a Lua table does not say
+// whether an empty table is an empty object or an empty array; like Karmada, the
+// conversion back asks the input, by path with array indices left out. The input is
+// searched only when the result has an empty table, which most objects have few of.
 type shapes struct {
-	emptyObjects map[string]bool
-	emptyArrays  map[string]bool
+	refs []any
 }
 
-func newShapes(refs ...any) *shapes {
-	s := &shapes{emptyObjects: map[string]bool{}, emptyArrays: map[string]bool{}}
-	for _, r := range refs {
-		s.record(r, nil)
+func newShapes(refs ...any) *shapes { return &shapes{refs: refs} }
+
+// emptyObjectAt says whether the input had an empty object at path (not the top level).
+func (s *shapes) emptyObjectAt(path []string) bool {
+	if len(path) == 0 {
+		return false
 	}
-	return s
+	for _, r := range s.refs {
+		if anyAt(r, path, isEmptyObject) {
+			return true
+		}
+	}
+	return false
 }
 
-func (s *shapes) record(v any, path []string) {
+// emptyArrayAt says whether the input had an empty array at path.
+func (s *shapes) emptyArrayAt(path []string) bool {
+	for _, r := range s.refs {
+		if anyAt(r, path, isEmptyArray) {
+			return true
+		}
+	}
+	return false
+}
+
+func isEmptyObject(v any) bool { m, ok := v.(map[string]any); return ok && len(m) == 0 }
+func isEmptyArray(v any) bool  { a, ok := v.([]any); return ok && len(a) == 0 }
+
+// anyAt says whether match holds for a value of v at path, where an array's elements
+// are at the array's own path.
+func anyAt(v any, path []string, match func(any) bool) bool {
 	switch x := v.(type) {
 	case map[string]any:
-		if len(x) == 0 && len(path) > 0 {
-			s.emptyObjects[joinPath(path)] = true
+		if len(path) == 0 {
+			return match(x)
 		}
-		for k, e := range x {
-			s.record(e, append(path, k))
-		}
+		e, ok := x[path[0]]
+		return ok && anyAt(e, path[1:], match)
 	case []any:
-		if len(x) == 0 {
-			s.emptyArrays[joinPath(path)] = true
+		if len(path) == 0 && match(x) {
+			return true
 		}
 		for _, e := range x {
-			s.record(e, path)
+			if anyAt(e, path, match) {
+				return true
+			}
 		}
+		return false
 	}
+	return len(path) == 0 && match(v)
 }
-
-func joinPath(path []string) string { return strings.Join(path, "\x00") }
 
 // omit marks an empty table whose shape the input does not know: it is left out of the
 // result (Karmada drops such fields too).
@@ -112,7 +135,10 @@ type omit struct{}
 
 // fromLua converts a Lua value to a JSON-shaped Go value. Whole numbers become int64.
 func fromLua(v lua.LValue, s *shapes) (any, error) {
-	out, err := fromLuaAt(v, s, nil, 0)
+	// One path buffer for the whole walk: a table's path is read only while its own
+	// entries are converted, so siblings may reuse the slot.
+	path := make([]string, 0, maxDepth+1)
+	out, err := fromLuaAt(v, s, path, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -151,38 +177,37 @@ func number(f float64) (any, error) {
 	return f, nil
 }
 
+// tableFromLua converts a table: an array when its keys are exactly 1..n, else an
+// object (numeric keys written as numbers), else, when empty, what the input had there.
 func tableFromLua(t *lua.LTable, s *shapes, path []string, depth int) (any, error) {
 	n := t.Len()
-	keys := 0
-	t.ForEach(func(lua.LValue, lua.LValue) { keys++ })
-	switch {
-	case keys == 0:
-		p := joinPath(path)
-		switch {
-		case s.emptyObjects[p]:
-			return map[string]any{}, nil
-		case s.emptyArrays[p]:
-			return []any{}, nil
-		}
-		return omit{}, nil
-	case keys == n:
-		arr := make([]any, 0, n)
-		for i := 1; i <= n; i++ {
-			e, err := fromLuaAt(t.RawGetInt(i), s, path, depth+1)
-			if err != nil {
-				return nil, err
+	if n > 0 {
+		keys := 0
+		t.ForEach(func(lua.LValue, lua.LValue) { keys++ })
+		if keys == n {
+			arr := make([]any, 0, n)
+			for i := 1; i <= n; i++ {
+				e, err := fromLuaAt(t.RawGetInt(i), s, path, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if _, ok := e.(omit); !ok {
+					arr = append(arr, e)
+				}
 			}
-			if _, ok := e.(omit); !ok {
-				arr = append(arr, e)
-			}
+			return arr, nil
 		}
-		return arr, nil
 	}
-	obj := make(map[string]any, keys)
+	// No array part (most tables: objects) or more keys than it: an object, read in one
+	// pass. A table with no keys at all is an empty table, shaped by the input.
+	var obj map[string]any
 	var err error
 	t.ForEach(func(k, e lua.LValue) {
 		if err != nil {
 			return
+		}
+		if obj == nil {
+			obj = make(map[string]any, 8)
 		}
 		var key string
 		switch kk := k.(type) {
@@ -202,7 +227,19 @@ func tableFromLua(t *lua.LTable, s *shapes, path []string, depth int) (any, erro
 			}
 		}
 	})
-	return obj, err
+	if err != nil {
+		return nil, err
+	}
+	if obj != nil {
+		return obj, nil
+	}
+	switch {
+	case s.emptyObjectAt(path):
+		return map[string]any{}, nil
+	case s.emptyArrayAt(path):
+		return []any{}, nil
+	}
+	return omit{}, nil
 }
 
 func displayPath(path []string) string {

@@ -269,3 +269,46 @@ func TestACancelledCallerDoesNotWaitForAState(t *testing.T) {
 		t.Fatalf("error = %v, want context.Canceled", err)
 	}
 }
+
+// The shape of an empty table is looked up by its path with array indices left out: any
+// empty object the input had there makes it an object, else any empty array an array.
+// Tables with keys other than 1..n are objects with those keys.
+func TestEmptyTablesTakeTheShapeTheInputHadAtTheirPath(t *testing.T) {
+	in := map[string]any{
+		"kind":   "Workload",
+		"nested": []any{[]any{}, map[string]any{}},
+		"items":  []any{map[string]any{"c": map[string]any{}}, map[string]any{"c": []any{}, "d": []any{}}},
+		"deep":   map[string]any{"a": []any{[]any{[]any{}}}},
+		"spec":   map[string]any{"replicas": int64(1)},
+	}
+	got, err := NewPool(1, 0).ReviseReplica(context.Background(), `
+function ReviseReplica(obj, n)
+  obj.spec.replicas = n
+  obj.items[3] = {c = {}, d = {}, e = {}}
+  obj.deep.a[1][2] = {}
+  obj.mixed = {"x", "y", k = "v"}
+  obj.holes = {}
+  obj.holes[2] = "b"
+  obj.unknown = {}
+  return obj
+end`, in, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"kind":   "Workload",
+		"nested": []any{map[string]any{}, map[string]any{}},
+		"items": []any{
+			map[string]any{"c": map[string]any{}},
+			map[string]any{"c": map[string]any{}, "d": []any{}},
+			map[string]any{"c": map[string]any{}, "d": []any{}},
+		},
+		"deep":  map[string]any{"a": []any{[]any{[]any{}, []any{}}}},
+		"spec":  map[string]any{"replicas": int64(3)},
+		"mixed": map[string]any{"1": "x", "2": "y", "k": "v"},
+		"holes": map[string]any{"2": "b"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("revised object (-want +got):\n%s", diff)
+	}
+}

@@ -8,7 +8,8 @@ import (
 )
 
 // ReviseReplica calls the script's ReviseReplica(desiredObj, desiredReplica) and returns
-// the object it returns. Empty objects and arrays of the result are those of obj.
+// the object it returns, built afresh from the script's result. Empty objects and arrays
+// of the result are those of obj.
 func (p *Pool) ReviseReplica(ctx context.Context, script string, obj map[string]any, replicas int64) (map[string]any, error) {
 	var revised map[string]any
 	err := p.call(ctx, script, "ReviseReplica", []any{obj, replicas}, func(ret lua.LValue) error {

@@ -1,0 +1,12 @@
+//go:build !unix
+
+package render
+
+import (
+	"testing"
+	"time"
+)
+
+func reportCPUPerOp(*testing.B, time.Duration) {}
+
+func processCPU() time.Duration { return 0 }
