@@ -195,24 +195,22 @@ type merged struct {
 	lua  string
 }
 
-// merge combines customizations per target kind as Karmada does: in name order, each
-// customization's script replaces that of the ones before it. Kinds whose scripts are all
-// empty have none.
+// merge combines customizations per target kind as Karmada does (configmanager
+// LoadConfig, resourceCustomAccessor.setReplicaRevision): in name order, the first
+// customization with a ReplicaRevision script keeps it; a later one only fills a script
+// the earlier ones left empty. Kinds whose scripts are all empty have none.
 func merge(list []configv1alpha1.ResourceInterpreterCustomization) map[schema.GroupVersionKind]merged {
 	sorted := append([]configv1alpha1.ResourceInterpreterCustomization{}, list...)
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
 	out := map[schema.GroupVersionKind]merged{}
 	for _, c := range sorted {
 		rev := c.Spec.Customizations.ReplicaRevision
-		if rev == nil {
+		if rev == nil || rev.LuaScript == "" {
 			continue
 		}
 		gvk := schema.FromAPIVersionAndKind(c.Spec.Target.APIVersion, c.Spec.Target.Kind)
-		out[gvk] = merged{name: c.Name, lua: rev.LuaScript}
-	}
-	for gvk, m := range out {
-		if m.lua == "" {
-			delete(out, gvk)
+		if _, kept := out[gvk]; !kept {
+			out[gvk] = merged{name: c.Name, lua: rev.LuaScript}
 		}
 	}
 	return out

@@ -201,10 +201,14 @@ func TestLookupOrder(t *testing.T) {
 // Several customizations of one kind merge as Karmada merges them: in name order, the
 // last one with a ReviseReplica script wins.
 func TestCustomizationsOfOneKindMergeInNameOrder(t *testing.T) {
+	// Karmada keeps the first script in name order; an empty one is filled by a later one.
+	empty := customization("a-empty-script", "example.io/v1", "Queue", "")
+	empty.Spec.Customizations.ReplicaRevision = &configv1alpha1.ReplicaRevision{}
 	list := []configv1alpha1.ResourceInterpreterCustomization{
-		customization("c-last-without-script", "example.io/v1", "Queue", ""),
+		customization("d-later", "example.io/v1", "Queue", setSize),
+		customization("c-without-revision", "example.io/v1", "Queue", ""),
 		customization("b-wins", "example.io/v1", "Queue", setSizeTimesTen),
-		customization("a-first", "example.io/v1", "Queue", setSize),
+		empty,
 	}
 	in := interpreter.New(interpreter.Options{Customizations: listerFunc(func(schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
 		return list, nil
@@ -214,7 +218,7 @@ func TestCustomizationsOfOneKindMergeInNameOrder(t *testing.T) {
 		t.Fatalf("handled %v, err %v", handled, err)
 	}
 	if v, _, _ := unstructured.NestedInt64(got.Object, "spec", "size"); v != 40 {
-		t.Errorf("spec.size = %d, want 40 (b-wins)", v)
+		t.Errorf("spec.size = %d, want 40 (b-wins: the first non-empty script in name order)", v)
 	}
 }
 
