@@ -9,10 +9,13 @@ import (
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
-// setReplicas gives obj the cluster's share of the binding's replicas. Bindings of
-// workloads without replicas (spec.replicas 0) leave the template's own values alone.
+// setReplicas gives obj the cluster's share of the binding's replicas, by Karmada's
+// native ReviseReplica (pkg/resourceinterpreter/default/native/revisereplica.go): for a
+// binding that is a workload (isWorkload), the field is set when the template has it
+// (helper.ApplyReplica), and left out when it does not. Other bindings leave the
+// template's own values alone.
 func setReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target) error {
-	if spec.Replicas <= 0 {
+	if !isWorkload(spec) {
 		return nil
 	}
 	if target.Replicas < 0 {
@@ -20,14 +23,23 @@ func setReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBind
 	}
 	switch obj.GroupVersionKind().GroupKind().String() {
 	case "Deployment.apps", "StatefulSet.apps", "ReplicaSet.apps":
-		return unstructured.SetNestedField(obj.Object, int64(target.Replicas), "spec", "replicas")
+		return applyReplica(obj, int64(target.Replicas), "replicas")
 	case "Job.batch":
-		if err := unstructured.SetNestedField(obj.Object, int64(target.Replicas), "spec", "parallelism"); err != nil {
+		if err := applyReplica(obj, int64(target.Replicas), "parallelism"); err != nil {
 			return err
 		}
 		return divideCompletions(obj, spec, target)
 	}
 	return nil
+}
+
+// applyReplica sets spec.<field> to replicas when the template has that field.
+func applyReplica(obj *unstructured.Unstructured, replicas int64, field string) error {
+	_, found, err := unstructured.NestedInt64(obj.Object, "spec", field)
+	if err != nil || !found {
+		return err
+	}
+	return unstructured.SetNestedField(obj.Object, replicas, "spec", field)
 }
 
 // divideCompletions gives the cluster its share of a Job's completions when the scheduler
@@ -36,7 +48,8 @@ func setReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBind
 // replicas (Karmada: pkg/controllers/binding/common.go ensureWork,
 // divideReplicasByJobCompletions). A template without completions (a work queue) keeps none.
 func divideCompletions(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target) error {
-	if spec.Placement == nil || spec.Placement.ReplicaScheduling == nil ||
+	// Karmada's needReviseJobCompletions: a binding with replicas, scheduled Divided.
+	if spec.Replicas <= 0 || spec.Placement == nil || spec.Placement.ReplicaScheduling == nil ||
 		spec.Placement.ReplicaScheduling.ReplicaSchedulingType != policyv1alpha1.ReplicaSchedulingTypeDivided {
 		return nil
 	}
