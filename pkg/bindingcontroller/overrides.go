@@ -21,14 +21,14 @@ import (
 // Indexes of bindings, so that a policy or Cluster change re-syncs exactly the bindings
 // it concerns instead of every binding.
 const (
-	// bindingByTemplateIndex holds overridepolicy.TemplateIndexValues of spec.resource.
+	// bindingByTemplateIndex holds templateIndexValues of spec.resource.
 	bindingByTemplateIndex = "binding.work.karmada.io/template"
 	// bindingByClusterIndex holds the names of the clusters the binding targets.
 	bindingByClusterIndex = "binding.work.karmada.io/cluster"
 )
 
-func templateRefOf(obj client.Object, spec *workv1alpha2.ResourceBindingSpec) overridepolicy.TemplateRef {
-	ref := overridepolicy.TemplateRefOfBinding(spec.Resource)
+func templateRefOfBinding(obj client.Object, spec *workv1alpha2.ResourceBindingSpec) templateRef {
+	ref := templateRefOfResource(spec.Resource)
 	if ref.Namespace == "" {
 		// A ResourceBinding's template lives in the binding's namespace.
 		ref.Namespace = obj.GetNamespace()
@@ -40,7 +40,7 @@ func indexBindings(ctx context.Context, indexer client.FieldIndexer) error {
 	for _, k := range []kind{resourceBinding, clusterResourceBinding} {
 		specOf := k.specOf
 		if err := indexer.IndexField(ctx, k.newObject(), bindingByTemplateIndex, func(obj client.Object) []string {
-			return overridepolicy.TemplateIndexValues(templateRefOf(obj, specOf(obj)))
+			return templateIndexValues(templateRefOfBinding(obj, specOf(obj)))
 		}); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (r *Reconciler) bindingsSelectedBy(ctx context.Context, obj client.Object) 
 	default:
 		return nil
 	}
-	return r.bindingsIndexed(ctx, bindingByTemplateIndex, overridepolicy.IndexKeys(obj.GetNamespace(), selectors))
+	return r.bindingsIndexed(ctx, bindingByTemplateIndex, policyIndexKeys(obj.GetNamespace(), selectors))
 }
 
 // bindingsTargeting maps a Cluster to the bindings of this reconciler's kind that target it.
