@@ -28,7 +28,7 @@ func templateRefOfBinding(obj client.Object, spec *workv1alpha2.ResourceBindingS
 }
 
 func indexBindings(ctx context.Context, indexer client.FieldIndexer) error {
-	for _, k := range []kind{resourceBinding, clusterResourceBinding} {
+	for _, k := range []bindingAPI{resourceBinding, clusterResourceBinding} {
 		specOf := k.specOf
 		if err := indexer.IndexField(ctx, k.newObject(), bindingByTemplateIndex, func(obj client.Object) []string {
 			return templateIndexValues(templateRefOfBinding(obj, specOf(obj)))

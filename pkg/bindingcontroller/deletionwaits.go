@@ -8,18 +8,19 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
-// blockedBindings tracks which bindings each cluster currently blocks, for the gauge.
-type blockedBindings struct {
+// deletionWaits tracks, per cluster, the bindings whose Work there waits for an earlier
+// Work of the same name to finish deleting (workapply.Blocked), for the blocked-bindings gauge.
+type deletionWaits struct {
 	mu        sync.Mutex
 	byCluster map[string]sets.Set[string]
 }
 
-func newBlockedBindings() *blockedBindings {
-	return &blockedBindings{byCluster: map[string]sets.Set[string]{}}
+func newDeletionWaits() *deletionWaits {
+	return &deletionWaits{byCluster: map[string]sets.Set[string]{}}
 }
 
 // record sets the clusters that block binding now; every other cluster no longer does.
-func (b *blockedBindings) record(binding string, clusters sets.Set[string]) {
+func (b *deletionWaits) record(binding string, clusters sets.Set[string]) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for cluster, bindings := range b.byCluster {

@@ -39,7 +39,7 @@ func (r *Reconciler) bindingsTargeting(ctx context.Context, obj client.Object) [
 }
 
 func (r *Reconciler) bindingsIndexed(ctx context.Context, index string, values []string) []reconcile.Request {
-	k := kindOf(r.Kind)
+	k := bindingAPIOf(r.Kind)
 	seen := sets.New[types.NamespacedName]()
 	var requests []reconcile.Request
 	for _, v := range values {
@@ -58,8 +58,8 @@ func (r *Reconciler) bindingsIndexed(ctx context.Context, index string, values [
 	return requests
 }
 
-// bindingOfWork maps a Work to the binding of this reconciler's kind that owns it.
-func (r *Reconciler) bindingOfWork(_ context.Context, obj client.Object) []reconcile.Request {
+// bindingsOwning maps a Work to the binding of this reconciler's kind that owns it.
+func (r *Reconciler) bindingsOwning(_ context.Context, obj client.Object) []reconcile.Request {
 	k, key, ok := bindingOfWork(obj)
 	if !ok || k != r.Kind {
 		return nil
@@ -91,7 +91,7 @@ func (r *Reconciler) bindingsRevisedByWebhooks(ctx context.Context, obj client.O
 // bindingsWhere returns the cached bindings of this reconciler's kind whose template
 // reference passes match.
 func (r *Reconciler) bindingsWhere(ctx context.Context, match func(workv1alpha2.ObjectReference) bool) []reconcile.Request {
-	k := kindOf(r.Kind)
+	k := bindingAPIOf(r.Kind)
 	list := k.newList()
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil

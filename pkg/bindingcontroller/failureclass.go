@@ -6,20 +6,21 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
-// failureKind sorts failures by what can make them go away.
-type failureKind int
+// failureClass sorts failures by what can make them go away.
+type failureClass int
 
 const (
-	transient failureKind = iota // a retry may succeed
-	blocked                      // the terminating Work's deletion will unblock it
-	badInput                     // only a change to the binding or its policies can fix it
+	transient        failureClass = iota // a retry may succeed
+	awaitingDeletion                     // the terminating Work's deletion will unblock it
+	badInput                             // only a change to the binding or its policies can fix it
 )
 
-func kindOfFailure(r workapply.Result) failureKind {
+// classify tells the failureClass of a failed result.
+func classify(r workapply.Result) failureClass {
 	var render *workapply.RenderError
 	switch {
 	case r.Outcome == workapply.Blocked:
-		return blocked
+		return awaitingDeletion
 	case mayPassOnRetry(r.Err):
 		return transient
 	case errors.As(r.Err, &render), workapply.IsTooLarge(r.Err):
@@ -28,9 +29,9 @@ func kindOfFailure(r workapply.Result) failureKind {
 	return transient
 }
 
-func anyFailed(results []workapply.Result, kind failureKind) bool {
+func anyFailed(results []workapply.Result, class failureClass) bool {
 	for _, r := range results {
-		if r.Err != nil && kindOfFailure(r) == kind {
+		if r.Err != nil && classify(r) == class {
 			return true
 		}
 	}

@@ -28,7 +28,7 @@ func kindKey(apiVersion, kind string) string {
 // setupInterpreterIndexes registers the bindings' template-kind index and, when the API
 // server serves them, the customizations' target index.
 func setupInterpreterIndexes(ctx context.Context, indexer client.FieldIndexer, customizationsServed bool) error {
-	for _, k := range []kind{resourceBinding, clusterResourceBinding} {
+	for _, k := range []bindingAPI{resourceBinding, clusterResourceBinding} {
 		specOf := k.specOf
 		if err := indexer.IndexField(ctx, k.newObject(), bindingByTemplateKindIndex, func(obj client.Object) []string {
 			ref := specOf(obj).Resource

@@ -10,9 +10,10 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
-// finalizingPredicate lets through the binding updates that leave its generation alone
-// but matter to its Works: the start of its deletion, and its labels (the permanent id).
-func finalizingPredicate() predicate.Predicate {
+// deletionOrMetadataChanged lets through the binding updates that leave its generation
+// alone but matter to its Works: the start of its deletion, its labels (the permanent id)
+// and its annotations.
+func deletionOrMetadataChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			return !e.ObjectNew.GetDeletionTimestamp().Equal(e.ObjectOld.GetDeletionTimestamp()) ||

@@ -64,8 +64,8 @@ type Reconciler struct {
 	// TemplateKinds refuses template kinds the cache could never list; nil trusts every kind.
 	TemplateKinds *cacheable.Kinds
 
-	blocked *blockedBindings
-	stuck   *stuckWarnings
+	deletionWaits *deletionWaits
+	stuck         *stuckWarnings
 	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
 	watchesWorks bool
 	// released are the bindings whose finalizer this process let go. The cache may still
@@ -86,8 +86,8 @@ func NewReconciler(r Reconciler) *Reconciler {
 	if r.StuckWorkWarningAfter <= 0 {
 		r.StuckWorkWarningAfter = 5 * time.Minute
 	}
-	if r.blocked == nil {
-		r.blocked = newBlockedBindings()
+	if r.deletionWaits == nil {
+		r.deletionWaits = newDeletionWaits()
 	}
 	if r.Ledger == nil {
 		r.Ledger = workapply.NewLedger()
@@ -108,7 +108,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case <-ctx.Done():
 		return ctrl.Result{}, ctx.Err()
 	}
-	k := kindOf(r.Kind)
+	k := bindingAPIOf(r.Kind)
 	obj := k.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {

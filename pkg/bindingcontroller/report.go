@@ -27,7 +27,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 		// Karmada stops before syncing the targets when an orphan delete fails.
 		observeKarmadaSync(s, syncErr != nil)
 	}
-	r.blocked.record(s.indexKey(), blockedClusters(results))
+	r.deletionWaits.record(s.indexKey(), blockedClusters(results))
 	conditionErr := r.setCondition(ctx, s, worksSynced(targets, results))
 	stuckDue := r.warnStuck(ctx, s, results)
 	r.recordOverrideEvents(template, s.rendered, results[:targets])
@@ -70,7 +70,7 @@ func (r *Reconciler) reportUnsyncable(ctx context.Context, s *scope, err error, 
 // the binding is retried with backoff instead of keeping the Work until the binding changes.
 func (r *Reconciler) reportNoSync(ctx context.Context, s *scope, cond metav1.Condition, deletes []workapply.Result) error {
 	count(deletes)
-	r.blocked.record(s.indexKey(), nil)
+	r.deletionWaits.record(s.indexKey(), nil)
 	err := workapply.Aggregate(deletes)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to clean up works of %s", s), "failedClusters", failedClusters(deletes))

@@ -27,13 +27,13 @@ func (r *Reconciler) requeueFailed(ctx context.Context, results []workapply.Resu
 	switch {
 	case conditionErr != nil || anyFailed(results, transient):
 		return ctrl.Result{}, err
-	case anyFailed(results, blocked) && r.watchesWorks:
+	case anyFailed(results, awaitingDeletion) && r.watchesWorks:
 		recheck := r.BlockedWorkRecheckInterval
 		if stuckDue > 0 && stuckDue < recheck {
 			recheck = stuckDue
 		}
 		return ctrl.Result{RequeueAfter: recheck}, nil
-	case anyFailed(results, blocked):
+	case anyFailed(results, awaitingDeletion):
 		// No Work watch to wake the binding: back off, as Karmada does.
 		return ctrl.Result{}, err
 	default:

@@ -11,7 +11,7 @@ import (
 
 // scope is what one reconcile of one binding gathers once and its phases share.
 type scope struct {
-	kind
+	bindingAPI
 	obj     client.Object
 	binding render.Binding
 	started time.Time
@@ -20,8 +20,8 @@ type scope struct {
 	rendered []map[string]string
 }
 
-func newScope(k kind, obj client.Object) *scope {
-	s := &scope{kind: k, started: time.Now()}
+func newScope(k bindingAPI, obj client.Object) *scope {
+	s := &scope{bindingAPI: k, started: time.Now()}
 	s.rebase(obj)
 	return s
 }
@@ -47,7 +47,7 @@ func (s *scope) String() string {
 // legacyName names the binding as Karmada v1.13's log line did: resourceBinding(ns/name),
 // clusterResourceBinding(name).
 func (s *scope) legacyName() string {
-	return fmt.Sprintf("%s(%s)", s.kind.legacyName, objectKey(client.ObjectKeyFromObject(s.obj)))
+	return fmt.Sprintf("%s(%s)", s.bindingAPI.legacyName, objectKey(client.ObjectKeyFromObject(s.obj)))
 }
 
 // indexKey is the value under which this binding's Works are indexed.

@@ -45,7 +45,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	resourceInterpreter := newInterpreter(mgr.GetClient(), interpreterServed)
 	// One tracker for both kinds: they report into the same per-cluster gauge.
-	blocked := newBlockedBindings()
+	deletionWaits := newDeletionWaits()
 	ledger := workapply.NewLedger()
 	if err := primeLedgerOnStart(mgr, ledger); err != nil {
 		return err
@@ -84,7 +84,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			CustomizationsServed:       interpreterServed.customizations,
 			WebhooksServed:             interpreterServed.webhooks,
 			Interpreter:                resourceInterpreter,
-			blocked:                    blocked,
+			deletionWaits:              deletionWaits,
 		})
 		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)

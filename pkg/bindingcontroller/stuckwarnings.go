@@ -48,13 +48,13 @@ func blockedBy(results []workapply.Result) []*workapply.BeingDeletedError {
 // than StuckWorkWarningAfter, and returns when the next one would become due (zero: none).
 func (r *Reconciler) warnStuck(ctx context.Context, s *scope, results []workapply.Result) time.Duration {
 	now := time.Now()
-	blocked := blockedBy(results)
+	terminating := blockedBy(results)
 	r.stuck.mu.Lock()
 	defer r.stuck.mu.Unlock()
 	warned := r.stuck.warned[s.indexKey()]
 	current := sets.New[string]()
 	var nextDue time.Duration
-	for _, b := range blocked {
+	for _, b := range terminating {
 		uid := string(b.UID)
 		current.Insert(uid)
 		age := now.Sub(b.Since)

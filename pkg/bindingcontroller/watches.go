@@ -20,11 +20,11 @@ import (
 
 func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int,
 	limiter workqueue.TypedRateLimiter[reconcile.Request], watchWorks bool) error {
-	k := kindOf(r.Kind)
+	k := bindingAPIOf(r.Kind)
 	r.watchesWorks = watchWorks
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, finalizingPredicate()))).
+		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionOrMetadataChanged()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter})
 	if r.PoliciesServed {
 		b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy)).
@@ -39,7 +39,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	b = r.watchWebhookConfigurations(b)
 	if watchWorks {
 		// Metadata only: the cache's memory must not grow with manifest size.
-		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingOfWork), builder.WithPredicates(workChanged(r.bindingNotCached)))
+		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOwning), builder.WithPredicates(workChanged(r.bindingNotCached)))
 	}
 	return b.Complete(r)
 }

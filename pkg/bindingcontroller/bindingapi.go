@@ -11,9 +11,9 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/render"
 )
 
-// kind holds what differs between ResourceBindings and ClusterResourceBindings; the sync
+// bindingAPI holds what differs between ResourceBindings and ClusterResourceBindings; the sync
 // path itself is shared.
-type kind struct {
+type bindingAPI struct {
 	render.BindingKind
 	finalizer string
 	// legacyName is how Karmada v1.13 named this kind in its "Failed to transform" log
@@ -26,7 +26,7 @@ type kind struct {
 	conditionsOf func(client.Object) *[]metav1.Condition
 }
 
-var resourceBinding = kind{
+var resourceBinding = bindingAPI{
 	BindingKind: render.ResourceBindingKind,
 	finalizer:   workv1alpha2.BindingControllerFinalizer,
 	legacyName:  "resourceBinding",
@@ -47,7 +47,7 @@ var resourceBinding = kind{
 	},
 }
 
-var clusterResourceBinding = kind{
+var clusterResourceBinding = bindingAPI{
 	BindingKind: render.ClusterResourceBindingKind,
 	finalizer:   workv1alpha2.ClusterResourceBindingControllerFinalizer,
 	legacyName:  "clusterResourceBinding",
@@ -68,7 +68,7 @@ var clusterResourceBinding = kind{
 	},
 }
 
-func kindOf(k render.BindingKind) kind {
+func bindingAPIOf(k render.BindingKind) bindingAPI {
 	if k == render.ClusterResourceBindingKind {
 		return clusterResourceBinding
 	}
@@ -76,7 +76,7 @@ func kindOf(k render.BindingKind) kind {
 }
 
 // named names the binding of this kind at key, as String does; key need not exist.
-func (k kind) named(key types.NamespacedName) string {
+func (k bindingAPI) named(key types.NamespacedName) string {
 	return fmt.Sprintf("%s(%s)", k.BindingKind, objectKey(key))
 }
 
