@@ -47,7 +47,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		r.event(s.obj, nil, corev1.EventTypeWarning, ReasonCleanupWorkFailed, err.Error())
 		return ctrl.Result{}, err
 	}
-	r.blocked.record(s.indexKey(), nil)
+	r.deletionWaits.record(s.indexKey(), nil)
 	r.stuck.forget(s.indexKey())
 	if err := r.releaseFinalizer(ctx, s); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s from %s: %w", s.finalizer, s, err)

@@ -29,9 +29,9 @@ import (
 // kind's permanent-id label as every Work the controller writes does. Works already being
 // deleted, and Works this process deleted itself (the normal deletion path, seen here
 // through a lagging cache), cost nothing.
-func (r *Reconciler) reconcileGone(ctx context.Context, k kind, key types.NamespacedName) (ctrl.Result, error) {
+func (r *Reconciler) reconcileGone(ctx context.Context, k bindingAPI, key types.NamespacedName) (ctrl.Result, error) {
 	b := render.Binding{Kind: k.BindingKind, Namespace: key.Namespace, Name: key.Name}
-	r.blocked.record(bindingIndexValue(b.Kind, b.Namespace, b.Name), nil)
+	r.deletionWaits.record(bindingIndexValue(b.Kind, b.Namespace, b.Name), nil)
 	r.stuck.forget(bindingIndexValue(b.Kind, b.Namespace, b.Name))
 	works, err := r.worksNaming(ctx, b)
 	if err != nil {
@@ -87,6 +87,6 @@ func (r *Reconciler) bindingNotCached(work client.Object) bool {
 		return false
 	}
 	// No deep copy: the object is only looked up, never read or changed.
-	err := r.Client.Get(context.Background(), key, kindOf(k).newObject(), client.UnsafeDisableDeepCopy)
+	err := r.Client.Get(context.Background(), key, bindingAPIOf(k).newObject(), client.UnsafeDisableDeepCopy)
 	return apierrors.IsNotFound(err)
 }

@@ -60,7 +60,7 @@ func TestTrackersAndSeriesDoNotGrowAsBindingsAndClustersComeAndGo(t *testing.T) 
 	for i := 0; i < bindings; i++ {
 		reconcile(i)
 	}
-	if got := len(h.r.blocked.byCluster); got != bindings {
+	if got := len(h.r.deletionWaits.byCluster); got != bindings {
 		t.Fatalf("%d clusters tracked as blocking, want %d", got, bindings)
 	}
 	if got := len(h.r.stuck.warned); got != bindings/2 {
@@ -102,7 +102,7 @@ func TestTrackersAndSeriesDoNotGrowAsBindingsAndClustersComeAndGo(t *testing.T) 
 		clusterGone.Delete(ctx, event.DeleteEvent{Object: cluster}, nil)
 	}
 
-	if n := len(h.r.blocked.byCluster); n != 0 {
+	if n := len(h.r.deletionWaits.byCluster); n != 0 {
 		t.Errorf("%d clusters still tracked as blocking after everything went, want 0", n)
 	}
 	if n := len(h.r.stuck.warned); n != 0 {

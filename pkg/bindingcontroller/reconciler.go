@@ -11,7 +11,6 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/binding-controller/binding-controller/pkg/cacheable"
@@ -64,8 +63,8 @@ type Reconciler struct {
 	// TemplateKinds refuses template kinds the cache could never list; nil trusts every kind.
 	TemplateKinds *cacheable.Kinds
 
-	blocked *blockedBindings
-	stuck   *stuckWarnings
+	deletionWaits *deletionWaits
+	stuck         *stuckWarnings
 	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
 	watchesWorks bool
 	// released are the bindings whose finalizer this process let go. The cache may still
@@ -86,8 +85,8 @@ func NewReconciler(r Reconciler) *Reconciler {
 	if r.StuckWorkWarningAfter <= 0 {
 		r.StuckWorkWarningAfter = 5 * time.Minute
 	}
-	if r.blocked == nil {
-		r.blocked = newBlockedBindings()
+	if r.deletionWaits == nil {
+		r.deletionWaits = newDeletionWaits()
 	}
 	if r.Ledger == nil {
 		r.Ledger = workapply.NewLedger()
@@ -108,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case <-ctx.Done():
 		return ctrl.Result{}, ctx.Err()
 	}
-	k := kindOf(r.Kind)
+	k := bindingAPIOf(r.Kind)
 	obj := k.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -130,50 +129,4 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) applier() *workapply.Applier {
 	return &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger}
-}
-
-// patchFinalizers writes the binding's finalizers and nothing else. The patch carries the
-// resourceVersion, so a concurrent change to the finalizers makes it fail and retry
-// instead of dropping another controller's finalizer.
-func (r *Reconciler) patchFinalizers(ctx context.Context, s *scope, change func(client.Object) bool) error {
-	base := s.obj.DeepCopyObject().(client.Object)
-	if !change(s.obj) {
-		return nil
-	}
-	return r.Client.Patch(ctx, s.obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-}
-
-func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) error {
-	return r.onLiveIfStale(ctx, s, func() error {
-		return r.patchFinalizers(ctx, s, func(o client.Object) bool { return controllerutil.AddFinalizer(o, s.finalizer) })
-	})
-}
-
-func (r *Reconciler) releaseFinalizer(ctx context.Context, s *scope) error {
-	return r.onLiveIfStale(ctx, s, func() error {
-		return r.patchFinalizers(ctx, s, func(o client.Object) bool { return controllerutil.RemoveFinalizer(o, s.finalizer) })
-	})
-}
-
-// onLiveIfStale runs write, a patch of the binding guarded by its resourceVersion, and when
-// that conflicts runs it once more on the binding read from the API server, as long as the
-// binding's spec is still the one this sync worked from. The usual conflict is this
-// process's own last write not yet in the cache: the finalizer or the condition is often
-// already there, and write then sends nothing. Returning the conflict instead would
-// requeue the binding for a sync with nothing to do, and a parked binding would be synced
-// again. A binding with a newer spec keeps the conflict: its own event syncs it.
-func (r *Reconciler) onLiveIfStale(ctx context.Context, s *scope, write func() error) error {
-	err := write()
-	if !apierrors.IsConflict(err) {
-		return err
-	}
-	live := s.newObject()
-	if getErr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.obj), live); getErr != nil {
-		return err
-	}
-	if live.GetUID() != s.obj.GetUID() || live.GetGeneration() != s.obj.GetGeneration() {
-		return err
-	}
-	s.rebase(live)
-	return write()
 }

@@ -8,34 +8,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
-// Event reasons, as Karmada's binding controller emits them.
-const (
-	ReasonSyncWorkSucceed   = "SyncWorkSucceed"
-	ReasonSyncWorkFailed    = "SyncWorkFailed"
-	ReasonCleanupWorkFailed = "CleanupWorkFailed"
-)
-
-// maxEventNote is the longest note events.k8s.io accepts.
-const maxEventNote = 1024
-
 // report tells the user how the sync went: the WorksSynced condition, a log line and
 // events on the binding and its template, metrics. The healthy clusters already have their
-// Works; how the failed ones are retried depends on why they failed:
-//   - a transient failure (the API server refused or failed a write) is returned, so the
-//     binding is requeued with backoff;
-//   - a cluster blocked by a terminating Work cannot succeed until that Work is gone, and
-//     its deletion event requeues the binding at once: only a slow safety recheck, no
-//     climb up the backoff ladder (without the Work watch there is no such event, and the
-//     backoff is all there is, as in Karmada);
-//   - a cluster whose Work cannot be rendered, or is too large to store (bad input), cannot
-//     succeed until the binding (Karmada's detector updates it when the template changes)
-//     or its policies change, which requeues it: parked, no retry.
+// Works; requeueFailed decides how the failed ones are retried.
 func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
 	err := workapply.Aggregate(results)
@@ -47,7 +27,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 		// Karmada stops before syncing the targets when an orphan delete fails.
 		observeKarmadaSync(s, syncErr != nil)
 	}
-	r.blocked.record(s.indexKey(), blockedClusters(results))
+	r.deletionWaits.record(s.indexKey(), blockedClusters(results))
 	conditionErr := r.setCondition(ctx, s, worksSynced(targets, results))
 	stuckDue := r.warnStuck(ctx, s, results)
 	r.recordOverrideEvents(template, s.rendered, results[:targets])
@@ -62,22 +42,7 @@ func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructure
 		if cleanupErr != nil {
 			r.event(s.obj, nil, corev1.EventTypeWarning, ReasonCleanupWorkFailed, cleanupErr.Error())
 		}
-		switch {
-		case conditionErr != nil || anyFailed(results, transient):
-			return ctrl.Result{}, err
-		case anyFailed(results, blocked) && r.watchesWorks:
-			recheck := r.BlockedWorkRecheckInterval
-			if stuckDue > 0 && stuckDue < recheck {
-				recheck = stuckDue
-			}
-			return ctrl.Result{RequeueAfter: recheck}, nil
-		case anyFailed(results, blocked):
-			// No Work watch to wake the binding: back off, as Karmada does.
-			return ctrl.Result{}, err
-		default:
-			logger.Info("Parked until the binding or its policies change: retrying cannot fix the input")
-			return ctrl.Result{}, nil
-		}
+		return r.requeueFailed(ctx, results, err, conditionErr, stuckDue)
 	}
 	if wrote(results) {
 		// Current Karmada's words: Sync work of ResourceBinding(ns/name) successful.
@@ -105,7 +70,7 @@ func (r *Reconciler) reportUnsyncable(ctx context.Context, s *scope, err error, 
 // the binding is retried with backoff instead of keeping the Work until the binding changes.
 func (r *Reconciler) reportNoSync(ctx context.Context, s *scope, cond metav1.Condition, deletes []workapply.Result) error {
 	count(deletes)
-	r.blocked.record(s.indexKey(), nil)
+	r.deletionWaits.record(s.indexKey(), nil)
 	err := workapply.Aggregate(deletes)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to clean up works of %s", s), "failedClusters", failedClusters(deletes))
@@ -113,21 +78,6 @@ func (r *Reconciler) reportNoSync(ctx context.Context, s *scope, cond metav1.Con
 	}
 	cond.Message = bounded(cond.Message, failureParts(deletes))
 	return errors.Join(r.setCondition(ctx, s, cond), err)
-}
-
-// event records on the binding and, when there is one, on its resource template, so a
-// user looking at their Deployment sees why it did not spread.
-func (r *Reconciler) event(binding runtime.Object, template *unstructured.Unstructured, eventType, reason, message string) {
-	if r.Recorder == nil {
-		return
-	}
-	if len(message) > maxEventNote {
-		message = message[:maxEventNote-3] + "..."
-	}
-	r.Recorder.Eventf(binding, nil, eventType, reason, "Sync", "%s", message)
-	if template != nil {
-		r.Recorder.Eventf(template, binding, eventType, reason, "Sync", "%s", message)
-	}
 }
 
 func wrote(results []workapply.Result) bool {

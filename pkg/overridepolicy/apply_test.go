@@ -175,26 +175,3 @@ func TestAnnotations(t *testing.T) {
 		t.Error("Annotations reordered the Applied record")
 	}
 }
-
-// Matches and SelectsTemplate agree: SelectsTemplate is a superset that ignores labels.
-func TestSelectsTemplateCoversMatches(t *testing.T) {
-	template := workload("apps/v1", "Deployment")
-	template.SetLabels(map[string]string{"app": "w"})
-	ref := TemplateRefOf(template)
-	for _, selectors := range [][]policyv1alpha1.ResourceSelector{
-		nil,
-		{{APIVersion: "apps/v1", Kind: "Deployment"}},
-		{{APIVersion: "apps/v1", Kind: "Deployment", Name: "w"}},
-		{{APIVersion: "apps/v1", Kind: "Deployment", Name: "other"}},
-		{{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "w"}}}},
-		{{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}},
-		{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default"}},
-		{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod"}},
-	} {
-		for _, ns := range []string{"", "default"} {
-			if Matches(selectors, template) && !SelectsTemplate(ns, selectors, ref) {
-				t.Errorf("selectors %+v (policy namespace %q) match the template but SelectsTemplate is false", selectors, ns)
-			}
-		}
-	}
-}

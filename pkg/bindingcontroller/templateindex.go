@@ -1,4 +1,4 @@
-package overridepolicy
+package bindingcontroller
 
 import (
 	"slices"
@@ -18,54 +18,54 @@ import (
 // what is wanted: re-syncing a binding the policy turns out not to select is harmless.
 //
 // Keys have the form "<apiVersion>/<kind>/<namespace>/<name>", where namespace and name
-// may be the Wildcard "*", and apiVersion and kind may both be "*" (all kinds); a
+// may be the wildcard "*", and apiVersion and kind may both be "*" (all kinds); a
 // cluster-scoped template has an empty namespace ("rbac.authorization.k8s.io/v1/ClusterRole//admin").
 //
 // Usage with a controller-runtime field index:
 //
-//	// index every binding under TemplateIndexValues(TemplateRefOfBinding(b.Spec.Resource));
+//	// index every binding under templateIndexValues(templateRefOfResource(b.Spec.Resource));
 //	// on a change of a policy (for an update, of its old and of its new version):
-//	for _, key := range IndexKeys(policy.Namespace, policy.Spec.ResourceSelectors) {
+//	for _, key := range policyIndexKeys(policy.Namespace, policy.Spec.ResourceSelectors) {
 //		list the bindings whose index holds key, and enqueue them
 //	}
 //
 // ClusterOverridePolicies are looked up in the ResourceBinding and the
 // ClusterResourceBinding index, OverridePolicies in the ResourceBinding index only.
-// SelectsTemplate answers the same question for one template without an index.
+// selectsTemplate answers the same question for one template without an index.
 
-// Wildcard stands for any namespace, any name, or (as apiVersion and kind) any kind.
-const Wildcard = "*"
+// wildcard stands for any namespace, any name, or (as apiVersion and kind) any kind.
+const wildcard = "*"
 
-// TemplateRef identifies a resource template as a binding's spec.resource does.
-type TemplateRef struct {
+// templateRef identifies a resource template as a binding's spec.resource does.
+type templateRef struct {
 	APIVersion string
 	Kind       string
 	Namespace  string // empty for cluster-scoped templates
 	Name       string
 }
 
-// TemplateRefOf returns the TemplateRef of a template object.
-func TemplateRefOf(template *unstructured.Unstructured) TemplateRef {
-	return TemplateRef{
+// templateRefOfTemplate returns the templateRef of a template object.
+func templateRefOfTemplate(template *unstructured.Unstructured) templateRef {
+	return templateRef{
 		APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
 		Namespace: template.GetNamespace(), Name: template.GetName(),
 	}
 }
 
-// TemplateRefOfBinding returns the TemplateRef of a binding's spec.resource.
-func TemplateRefOfBinding(resource workv1alpha2.ObjectReference) TemplateRef {
-	return TemplateRef{
+// templateRefOfResource returns the templateRef of a binding's spec.resource.
+func templateRefOfResource(resource workv1alpha2.ObjectReference) templateRef {
+	return templateRef{
 		APIVersion: resource.APIVersion, Kind: resource.Kind,
 		Namespace: resource.Namespace, Name: resource.Name,
 	}
 }
 
-func indexKey(apiVersion, kind, namespace, name string) string {
+func templateIndexKey(apiVersion, kind, namespace, name string) string {
 	return apiVersion + "/" + kind + "/" + namespace + "/" + name
 }
 
-// TemplateIndexValues returns the index values of a binding whose template is ref: the
-// exact key and its wildcard variants, so that it is found by every key IndexKeys may
+// templateIndexValues returns the index values of a binding whose template is ref: the
+// exact key and its wildcard variants, so that it is found by every key policyIndexKeys may
 // produce for a policy that could select it:
 //
 //	apps/v1/Deployment/default/nginx   selector naming it
@@ -74,20 +74,20 @@ func indexKey(apiVersion, kind, namespace, name string) string {
 //	apps/v1/Deployment/*/*             ClusterOverridePolicy selector on its kind in any namespace
 //	*/*/default/*                      OverridePolicy of its namespace without selectors (namespaced templates only)
 //	*/*/*/*                            ClusterOverridePolicy without selectors
-func TemplateIndexValues(ref TemplateRef) []string {
+func templateIndexValues(ref templateRef) []string {
 	values := []string{
-		indexKey(ref.APIVersion, ref.Kind, ref.Namespace, ref.Name),
-		indexKey(ref.APIVersion, ref.Kind, ref.Namespace, Wildcard),
-		indexKey(ref.APIVersion, ref.Kind, Wildcard, ref.Name),
-		indexKey(ref.APIVersion, ref.Kind, Wildcard, Wildcard),
+		templateIndexKey(ref.APIVersion, ref.Kind, ref.Namespace, ref.Name),
+		templateIndexKey(ref.APIVersion, ref.Kind, ref.Namespace, wildcard),
+		templateIndexKey(ref.APIVersion, ref.Kind, wildcard, ref.Name),
+		templateIndexKey(ref.APIVersion, ref.Kind, wildcard, wildcard),
 	}
 	if ref.Namespace != "" {
-		values = append(values, indexKey(Wildcard, Wildcard, ref.Namespace, Wildcard))
+		values = append(values, templateIndexKey(wildcard, wildcard, ref.Namespace, wildcard))
 	}
-	return append(values, indexKey(Wildcard, Wildcard, Wildcard, Wildcard))
+	return append(values, templateIndexKey(wildcard, wildcard, wildcard, wildcard))
 }
 
-// IndexKeys returns the sorted, distinct index keys of the templates a policy with these
+// policyIndexKeys returns the sorted, distinct index keys of the templates a policy with these
 // resourceSelectors may select. policyNamespace is the namespace of an OverridePolicy —
 // its selectors without a namespace mean that namespace, and selectors naming another
 // namespace select nothing — or empty for a ClusterOverridePolicy, whose selectors
@@ -96,13 +96,13 @@ func TemplateIndexValues(ref TemplateRef) []string {
 // A selector with a name gives the exact key; one without gives the kind's wildcard key
 // in its namespace. No selectors at all (every resource) gives "*/*/<namespace>/*" for
 // an OverridePolicy and "*/*/*/*" for a ClusterOverridePolicy.
-func IndexKeys(policyNamespace string, selectors []policyv1alpha1.ResourceSelector) []string {
+func policyIndexKeys(policyNamespace string, selectors []policyv1alpha1.ResourceSelector) []string {
 	if len(selectors) == 0 {
 		namespace := policyNamespace
 		if namespace == "" {
-			namespace = Wildcard
+			namespace = wildcard
 		}
-		return []string{indexKey(Wildcard, Wildcard, namespace, Wildcard)}
+		return []string{templateIndexKey(wildcard, wildcard, namespace, wildcard)}
 	}
 	keys := make([]string, 0, len(selectors))
 	for i := range selectors {
@@ -113,20 +113,20 @@ func IndexKeys(policyNamespace string, selectors []policyv1alpha1.ResourceSelect
 		}
 		name := rs.Name
 		if name == "" {
-			name = Wildcard
+			name = wildcard
 		}
-		keys = append(keys, indexKey(rs.APIVersion, rs.Kind, namespace, name))
+		keys = append(keys, templateIndexKey(rs.APIVersion, rs.Kind, namespace, name))
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }
 
-// selectorNamespace is the namespace a selector effectively names, Wildcard for any,
+// selectorNamespace is the namespace a selector effectively names, wildcard for any,
 // and false when the selector can select nothing.
 func selectorNamespace(policyNamespace string, rs *policyv1alpha1.ResourceSelector) (string, bool) {
 	switch {
 	case policyNamespace == "" && rs.Namespace == "":
-		return Wildcard, true
+		return wildcard, true
 	case policyNamespace == "":
 		return rs.Namespace, true
 	case rs.Namespace == "" || rs.Namespace == policyNamespace:
@@ -136,13 +136,13 @@ func selectorNamespace(policyNamespace string, rs *policyv1alpha1.ResourceSelect
 	}
 }
 
-// SelectsTemplate reports whether a policy of policyNamespace (empty for a
+// selectsTemplate reports whether a policy of policyNamespace (empty for a
 // ClusterOverridePolicy) with these resourceSelectors may select the template ref,
 // judging by apiVersion, kind, namespace and name only: a selector with a labelSelector
 // counts as selecting every template of its kind and namespace. It is true exactly when
-// IndexKeys(policyNamespace, selectors) and TemplateIndexValues(ref) share a key; when
+// policyIndexKeys(policyNamespace, selectors) and templateIndexValues(ref) share a key; when
 // it is false, the policy certainly does not apply to the template.
-func SelectsTemplate(policyNamespace string, selectors []policyv1alpha1.ResourceSelector, ref TemplateRef) bool {
+func selectsTemplate(policyNamespace string, selectors []policyv1alpha1.ResourceSelector, ref templateRef) bool {
 	if policyNamespace != "" && ref.Namespace != policyNamespace {
 		return false
 	}
@@ -155,7 +155,7 @@ func SelectsTemplate(policyNamespace string, selectors []policyv1alpha1.Resource
 			continue
 		}
 		namespace, ok := selectorNamespace(policyNamespace, rs)
-		if !ok || (namespace != Wildcard && namespace != ref.Namespace) {
+		if !ok || (namespace != wildcard && namespace != ref.Namespace) {
 			continue
 		}
 		if rs.Name == "" || rs.Name == ref.Name {

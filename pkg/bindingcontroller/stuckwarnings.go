@@ -2,7 +2,6 @@ package bindingcontroller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -16,47 +15,6 @@ import (
 
 // ReasonWorkStuckDeleting is the Warning event for a cluster blocked too long.
 const ReasonWorkStuckDeleting = "WorkStuckDeleting"
-
-// blockedBindings tracks which bindings each cluster currently blocks, for the gauge.
-type blockedBindings struct {
-	mu        sync.Mutex
-	byCluster map[string]sets.Set[string]
-}
-
-func newBlockedBindings() *blockedBindings {
-	return &blockedBindings{byCluster: map[string]sets.Set[string]{}}
-}
-
-// record sets the clusters that block binding now; every other cluster no longer does.
-func (b *blockedBindings) record(binding string, clusters sets.Set[string]) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for cluster, bindings := range b.byCluster {
-		if !bindings.Has(binding) || clusters.Has(cluster) {
-			continue
-		}
-		bindings.Delete(binding)
-		if bindings.Len() == 0 {
-			// No entry and no series for a cluster that blocks nothing: clusters come and
-			// go, and each would otherwise stay here, and on /metrics at 0, for good.
-			delete(b.byCluster, cluster)
-			blockedBindingsGauge.DeleteLabelValues(cluster)
-			continue
-		}
-		blockedBindingsGauge.WithLabelValues(cluster).Set(float64(bindings.Len()))
-	}
-	for cluster := range clusters {
-		bindings, ok := b.byCluster[cluster]
-		if !ok {
-			bindings = sets.New[string]()
-			b.byCluster[cluster] = bindings
-		}
-		if !bindings.Has(binding) {
-			bindings.Insert(binding)
-			blockedBindingsGauge.WithLabelValues(cluster).Set(float64(bindings.Len()))
-		}
-	}
-}
 
 // stuckWarnings remembers which stuck Works were already reported, so each gets one event.
 type stuckWarnings struct {
@@ -86,58 +44,17 @@ func blockedBy(results []workapply.Result) []*workapply.BeingDeletedError {
 	return out
 }
 
-func blockedClusters(results []workapply.Result) sets.Set[string] {
-	clusters := sets.New[string]()
-	for _, r := range results {
-		if r.Outcome == workapply.Blocked {
-			clusters.Insert(r.Cluster)
-		}
-	}
-	return clusters
-}
-
-// failureKind sorts failures by what can make them go away.
-type failureKind int
-
-const (
-	transient failureKind = iota // a retry may succeed
-	blocked                      // the terminating Work's deletion will unblock it
-	badInput                     // only a change to the binding or its policies can fix it
-)
-
-func kindOfFailure(r workapply.Result) failureKind {
-	var render *workapply.RenderError
-	switch {
-	case r.Outcome == workapply.Blocked:
-		return blocked
-	case mayPassOnRetry(r.Err):
-		return transient
-	case errors.As(r.Err, &render), workapply.IsTooLarge(r.Err):
-		return badInput
-	}
-	return transient
-}
-
-func anyFailed(results []workapply.Result, kind failureKind) bool {
-	for _, r := range results {
-		if r.Err != nil && kindOfFailure(r) == kind {
-			return true
-		}
-	}
-	return false
-}
-
 // warnStuck emits one WorkStuckDeleting event per Work that has been terminating longer
 // than StuckWorkWarningAfter, and returns when the next one would become due (zero: none).
 func (r *Reconciler) warnStuck(ctx context.Context, s *scope, results []workapply.Result) time.Duration {
 	now := time.Now()
-	blocked := blockedBy(results)
+	terminating := blockedBy(results)
 	r.stuck.mu.Lock()
 	defer r.stuck.mu.Unlock()
 	warned := r.stuck.warned[s.indexKey()]
 	current := sets.New[string]()
 	var nextDue time.Duration
-	for _, b := range blocked {
+	for _, b := range terminating {
 		uid := string(b.UID)
 		current.Insert(uid)
 		age := now.Sub(b.Since)

@@ -2,7 +2,6 @@ package bindingcontroller
 
 import (
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,9 +11,9 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/render"
 )
 
-// kind holds what differs between ResourceBindings and ClusterResourceBindings; the sync
+// bindingAPI holds what differs between ResourceBindings and ClusterResourceBindings; the sync
 // path itself is shared.
-type kind struct {
+type bindingAPI struct {
 	render.BindingKind
 	finalizer string
 	// legacyName is how Karmada v1.13 named this kind in its "Failed to transform" log
@@ -27,7 +26,7 @@ type kind struct {
 	conditionsOf func(client.Object) *[]metav1.Condition
 }
 
-var resourceBinding = kind{
+var resourceBinding = bindingAPI{
 	BindingKind: render.ResourceBindingKind,
 	finalizer:   workv1alpha2.BindingControllerFinalizer,
 	legacyName:  "resourceBinding",
@@ -48,7 +47,7 @@ var resourceBinding = kind{
 	},
 }
 
-var clusterResourceBinding = kind{
+var clusterResourceBinding = bindingAPI{
 	BindingKind: render.ClusterResourceBindingKind,
 	finalizer:   workv1alpha2.ClusterResourceBindingControllerFinalizer,
 	legacyName:  "clusterResourceBinding",
@@ -69,56 +68,15 @@ var clusterResourceBinding = kind{
 	},
 }
 
-func kindOf(k render.BindingKind) kind {
+func bindingAPIOf(k render.BindingKind) bindingAPI {
 	if k == render.ClusterResourceBindingKind {
 		return clusterResourceBinding
 	}
 	return resourceBinding
 }
 
-// scope is what one reconcile of one binding gathers once and its phases share.
-type scope struct {
-	kind
-	obj     client.Object
-	binding render.Binding
-	started time.Time
-	// rendered holds the annotations of each target's rendered Work (render.Targets'
-	// order; nil where rendering failed), which record the override policies applied.
-	rendered []map[string]string
-}
-
-func newScope(k kind, obj client.Object) *scope {
-	s := &scope{kind: k, started: time.Now()}
-	s.rebase(obj)
-	return s
-}
-
-// rebase makes obj, a newer copy of the same binding, the one the phases read and patch.
-func (s *scope) rebase(obj client.Object) {
-	s.obj = obj
-	s.binding = render.Binding{
-		Kind:        s.BindingKind,
-		Namespace:   obj.GetNamespace(),
-		Name:        obj.GetName(),
-		PermanentID: obj.GetLabels()[s.PermanentIDLabel()],
-		Spec:        s.specOf(obj),
-	}
-}
-
-// String names the binding the way current Karmada's events do:
-// ResourceBinding(ns/name), ClusterResourceBinding(name).
-func (s *scope) String() string {
-	return s.named(client.ObjectKeyFromObject(s.obj))
-}
-
-// legacyName names the binding as Karmada v1.13's log line did: resourceBinding(ns/name),
-// clusterResourceBinding(name).
-func (s *scope) legacyName() string {
-	return fmt.Sprintf("%s(%s)", s.kind.legacyName, objectKey(client.ObjectKeyFromObject(s.obj)))
-}
-
 // named names the binding of this kind at key, as String does; key need not exist.
-func (k kind) named(key types.NamespacedName) string {
+func (k bindingAPI) named(key types.NamespacedName) string {
 	return fmt.Sprintf("%s(%s)", k.BindingKind, objectKey(key))
 }
 
@@ -129,9 +87,4 @@ func objectKey(key types.NamespacedName) string {
 		return key.Name
 	}
 	return key.String()
-}
-
-// indexKey is the value under which this binding's Works are indexed.
-func (s *scope) indexKey() string {
-	return bindingIndexValue(s.BindingKind, s.obj.GetNamespace(), s.obj.GetName())
 }

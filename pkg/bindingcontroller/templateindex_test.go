@@ -1,4 +1,4 @@
-package overridepolicy
+package bindingcontroller
 
 import (
 	"slices"
@@ -6,12 +6,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/overridepolicy"
 )
 
 func TestTemplateIndexValues(t *testing.T) {
-	got := TemplateIndexValues(TemplateRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx"})
+	got := templateIndexValues(templateRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx"})
 	want := []string{
 		"apps/v1/Deployment/default/nginx",
 		"apps/v1/Deployment/default/*",
@@ -23,7 +25,7 @@ func TestTemplateIndexValues(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("namespaced (-want +got):\n%s", diff)
 	}
-	got = TemplateIndexValues(TemplateRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "admin"})
+	got = templateIndexValues(templateRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "admin"})
 	want = []string{
 		"rbac.authorization.k8s.io/v1/ClusterRole//admin",
 		"rbac.authorization.k8s.io/v1/ClusterRole//*",
@@ -67,15 +69,15 @@ func TestIndexKeys(t *testing.T) {
 		{"ClusterOverridePolicy without selectors", "", nil, []string{"*/*/*/*"}},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, IndexKeys(tt.policyNamespace, tt.selectors)); diff != "" {
+		if diff := cmp.Diff(tt.want, policyIndexKeys(tt.policyNamespace, tt.selectors)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
 	}
 }
 
 func TestSelectsTemplate(t *testing.T) {
-	nginx := TemplateRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx"}
-	role := TemplateRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "admin"}
+	nginx := templateRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx"}
+	role := templateRef{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "admin"}
 	labels := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}}
 	deploy := func(namespace, name string, ls *metav1.LabelSelector) policyv1alpha1.ResourceSelector {
 		return policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Namespace: namespace, Name: name, LabelSelector: ls}
@@ -84,7 +86,7 @@ func TestSelectsTemplate(t *testing.T) {
 		name            string
 		policyNamespace string
 		selectors       []policyv1alpha1.ResourceSelector
-		ref             TemplateRef
+		ref             templateRef
 		want            bool
 	}{
 		{"OP without selectors, own namespace", "default", nil, nginx, true},
@@ -102,16 +104,43 @@ func TestSelectsTemplate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := SelectsTemplate(tt.policyNamespace, tt.selectors, tt.ref)
+			got := selectsTemplate(tt.policyNamespace, tt.selectors, tt.ref)
 			if got != tt.want {
-				t.Errorf("SelectsTemplate() = %v, want %v", got, tt.want)
+				t.Errorf("selectsTemplate() = %v, want %v", got, tt.want)
 			}
 			// The index finds exactly the same bindings.
-			values := TemplateIndexValues(tt.ref)
-			shared := slices.ContainsFunc(IndexKeys(tt.policyNamespace, tt.selectors), func(k string) bool { return slices.Contains(values, k) })
+			values := templateIndexValues(tt.ref)
+			shared := slices.ContainsFunc(policyIndexKeys(tt.policyNamespace, tt.selectors), func(k string) bool { return slices.Contains(values, k) })
 			if shared != got {
-				t.Errorf("IndexKeys and TemplateIndexValues share a key: %v, but SelectsTemplate() = %v", shared, got)
+				t.Errorf("policyIndexKeys and templateIndexValues share a key: %v, but selectsTemplate() = %v", shared, got)
 			}
 		})
+	}
+}
+
+// overridepolicy.Matches and selectsTemplate agree: selectsTemplate is a superset that ignores labels.
+func TestSelectsTemplateCoversMatches(t *testing.T) {
+	template := &unstructured.Unstructured{Object: map[string]any{}}
+	template.SetAPIVersion("apps/v1")
+	template.SetKind("Deployment")
+	template.SetNamespace("default")
+	template.SetName("w")
+	template.SetLabels(map[string]string{"app": "w"})
+	ref := templateRefOfTemplate(template)
+	for _, selectors := range [][]policyv1alpha1.ResourceSelector{
+		nil,
+		{{APIVersion: "apps/v1", Kind: "Deployment"}},
+		{{APIVersion: "apps/v1", Kind: "Deployment", Name: "w"}},
+		{{APIVersion: "apps/v1", Kind: "Deployment", Name: "other"}},
+		{{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "w"}}}},
+		{{APIVersion: "apps/v1", Kind: "Deployment", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}},
+		{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default"}},
+		{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod"}},
+	} {
+		for _, ns := range []string{"", "default"} {
+			if overridepolicy.Matches(selectors, template) && !selectsTemplate(ns, selectors, ref) {
+				t.Errorf("selectors %+v (policy namespace %q) match the template but selectsTemplate is false", selectors, ns)
+			}
+		}
 	}
 }

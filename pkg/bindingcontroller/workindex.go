@@ -1,14 +1,11 @@
 package bindingcontroller
 
 import (
-	"context"
-
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/render"
-	"github.com/binding-controller/binding-controller/pkg/workapply"
 )
 
 // workByBindingIndex indexes Works by the binding their annotations name. Annotations, not
@@ -41,13 +38,4 @@ func indexWorkByBinding(obj client.Object) []string {
 		return nil
 	}
 	return []string{bindingIndexValue(k, key.Namespace, key.Name)}
-}
-
-// SetupIndexes registers the Work and binding indexes both binding controllers use. Call it
-// once per manager.
-func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, workapply.WorkMetadata(), workByBindingIndex, indexWorkByBinding); err != nil {
-		return err
-	}
-	return indexBindings(ctx, indexer)
 }
