@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
@@ -568,9 +569,9 @@ func progress(label string, tracker *benchkit.WorkTracker, keys []string, done <
 	}
 }
 
-func readMem(ctl *benchkit.Controller, samples benchkit.Samples) memReading {
+func readMem(ctl *benchkit.Controller, samples localplane.Metrics) memReading {
 	m := memReading{HeapInuse: benchkit.Num(math.NaN()), HeapLive: benchkit.Num(math.NaN())}
-	if pm, err := benchkit.ReadProcMemory(ctl.Proc.Pid()); err == nil {
+	if pm, err := localplane.ReadMemory(ctl.Proc.Pid()); err == nil {
 		m.RSS, m.PeakRSS = pm.RSS, pm.PeakRSS
 	}
 	if samples.Has("go_memstats_heap_inuse_bytes") {
@@ -582,14 +583,14 @@ func readMem(ctl *benchkit.Controller, samples benchkit.Samples) memReading {
 	return m
 }
 
-func requestDelta(before, after benchkit.Samples, auditLog string, from, to int64) (requestCounts, error) {
+func requestDelta(before, after localplane.Metrics, auditLog string, from, to int64) (requestCounts, error) {
 	var rc requestCounts
 	if before != nil && after != nil {
-		rc.ClientByMethod = benchkit.DeltaBy(before.SumBy(benchkit.RequestsMetric, "method", nil), after.SumBy(benchkit.RequestsMetric, "method", nil))
+		rc.ClientByMethod = localplane.DeltaBy(before.SumBy(benchkit.RequestsMetric, "method", nil), after.SumBy(benchkit.RequestsMetric, "method", nil))
 		for _, v := range rc.ClientByMethod {
 			rc.ClientTotal += benchkit.Num(v)
 		}
-		rc.WorkWrites = benchkit.DeltaBy(before.SumBy("binding_controller_work_writes_total", "operation", nil),
+		rc.WorkWrites = localplane.DeltaBy(before.SumBy("binding_controller_work_writes_total", "operation", nil),
 			after.SumBy("binding_controller_work_writes_total", "operation", nil))
 	} else {
 		rc.ClientTotal = benchkit.Num(math.NaN())
@@ -656,8 +657,8 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 		return nil, err
 	}
 	auditFrom := benchkit.AuditOffset(plane.AuditLog)
-	cpuBefore, _ := benchkit.ReadProcCPU(ctl.Proc.Pid())
-	planeBefore, _ := benchkit.ControlPlaneCPU()
+	cpuBefore, _ := localplane.ReadCPU(ctl.Proc.Pid())
+	planeBefore, _ := localplane.ChildrenCPU("kube-apiserver", "etcd")
 
 	logf("%s: creating %d bindings (%d at once) → %d Works", label, load.Bindings, p.creators, load.works())
 	res.arrivalTiming, res.CreateElapsed, err = p.createAndTime(ctx, label, tracker, keys, len(bindings), p.creators,
@@ -679,10 +680,10 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	if qerr != nil && !errors.Is(qerr, benchkit.ErrTimeout) {
 		return nil, qerr
 	}
-	if cpuAfter, err := benchkit.ReadProcCPU(ctl.Proc.Pid()); err == nil {
+	if cpuAfter, err := localplane.ReadCPU(ctl.Proc.Pid()); err == nil {
 		res.CPUSeconds = cpuAfter - cpuBefore
 	}
-	if planeAfter, err := benchkit.ControlPlaneCPU(); err == nil {
+	if planeAfter, err := localplane.ChildrenCPU("kube-apiserver", "etcd"); err == nil {
 		res.PlaneCPUSeconds = planeAfter - planeBefore
 	}
 	logf("%s: controller quiet %s later; it used %.1f CPU-seconds, kube-apiserver and etcd %.1f", label, benchkit.Dur(quiet), res.CPUSeconds, res.PlaneCPUSeconds)
@@ -711,7 +712,7 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	res.GCScrapes += scrapes
 	logf("%s: memory with every Work cached: peak RSS %s, heap live %s (%d scrapes to see two GCs)",
 		label, benchkit.Bytes(res.MemAfter.PeakRSS), benchkit.Bytes(res.MemAfter.HeapLive), scrapes)
-	if pm, err := benchkit.ReadProcMemory(ctl.Proc.Pid()); err == nil {
+	if pm, err := localplane.ReadMemory(ctl.Proc.Pid()); err == nil {
 		res.PeakRSSEnd = pm.PeakRSS
 	}
 	t := time.Now()
@@ -760,9 +761,9 @@ func (p *propagation) restart(ctx context.Context, plane *benchkit.Plane, spec b
 	if err != nil {
 		return nil, err
 	}
-	var zero benchkit.Samples
+	var zero localplane.Metrics
 	if after != nil {
-		zero = benchkit.Samples{}
+		zero = localplane.Metrics{}
 		res.Reconciles = benchkit.Num(reconciles(after))
 	} else {
 		res.Reconciles = benchkit.Num(math.NaN())
@@ -862,7 +863,7 @@ func (p *propagation) resync(ctx context.Context, plane *benchkit.Plane, ctl *be
 	return res, nil
 }
 
-func reconciles(s benchkit.Samples) float64 {
+func reconciles(s localplane.Metrics) float64 {
 	return s.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "resourcebinding"})
 }
 
@@ -947,7 +948,7 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 	}
 	auditFrom := benchkit.AuditOffset(plane.AuditLog)
 	logf("%s: a plain client creates %d rendered Works, %d at once", label, len(works), concurrency)
-	planeBefore, _ := benchkit.ControlPlaneCPU()
+	planeBefore, _ := localplane.ChildrenCPU("kube-apiserver", "etcd")
 	res.arrivalTiming, _, err = p.createAndTime(ctx, label, tracker, keys, len(works), concurrency,
 		func(ctx context.Context, i int) error { return cl.Create(ctx, works[i]) })
 	switch {
@@ -956,7 +957,7 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 	case !res.TimedOut:
 		logf("%s: every Work exists after %s: %.0f Works/s (10–90%%: %.0f/s)", label, benchkit.Dur(res.Elapsed), res.WorksPerSec, res.SteadyWorksPerSec)
 	}
-	if planeAfter, err := benchkit.ControlPlaneCPU(); err == nil {
+	if planeAfter, err := localplane.ChildrenCPU("kube-apiserver", "etcd"); err == nil {
 		res.PlaneCPUSeconds = planeAfter - planeBefore
 	}
 	time.Sleep(500 * time.Millisecond) // let the audit log catch up

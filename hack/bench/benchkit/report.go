@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
 
@@ -47,22 +49,19 @@ func DescribeMachine(ctx context.Context) Machine {
 		}
 	}
 	m.Git = commit
-	m.Kernel = firstLine("/proc/sys/kernel/osrelease")
 	m.LoadAvgStart = loadAvg()
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
-				break
-			}
-		}
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return m
 	}
-	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(line, "MemTotal:") {
-				m.MemTotal = strings.Join(strings.Fields(strings.TrimPrefix(line, "MemTotal:")), " ")
-			}
-		}
+	if release, err := fs.SysctlStrings("kernel/osrelease"); err == nil && len(release) > 0 {
+		m.Kernel = release[0]
+	}
+	if cpus, err := fs.CPUInfo(); err == nil && len(cpus) > 0 {
+		m.CPUModel = cpus[0].ModelName
+	}
+	if mem, err := fs.Meminfo(); err == nil && mem.MemTotal != nil {
+		m.MemTotal = fmt.Sprintf("%d kB", *mem.MemTotal)
 	}
 	return m
 }
@@ -71,20 +70,15 @@ func DescribeMachine(ctx context.Context) Machine {
 func (m *Machine) Finish() { m.LoadAvgEnd = loadAvg() }
 
 func loadAvg() string {
-	f := strings.Fields(firstLine("/proc/loadavg"))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func firstLine(path string) string {
-	data, err := os.ReadFile(path)
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	return strings.TrimSpace(line)
+	load, err := fs.LoadAvg()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%.2f %.2f %.2f", load.Load1, load.Load5, load.Load15)
 }
 
 func command(ctx context.Context, name string, args ...string) string {

@@ -1,12 +1,10 @@
 package soaker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,7 +140,16 @@ func (m *Manager) LogTail(n int) string {
 }
 
 // Metrics scrapes the process's /metrics.
-func (m *Manager) Metrics(ctx context.Context) (Metrics, error) { return Scrape(ctx, m.MetricsAddr) }
+func (m *Manager) Metrics(ctx context.Context) (localplane.Metrics, error) {
+	return localplane.Scrape(ctx, "http://"+m.MetricsAddr+"/metrics")
+}
+
+// Reconciles is controller_runtime_reconcile_total summed over both binding controllers
+// and every result.
+func Reconciles(m localplane.Metrics) float64 {
+	return m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "resourcebinding"}) +
+		m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "clusterresourcebinding"})
+}
 
 // Sample is the process's size at one moment.
 type Sample struct {
@@ -170,38 +177,13 @@ func (m *Manager) Sample(ctx context.Context) (Sample, error) {
 	if err != nil {
 		return s, err
 	}
-	g, ok := metrics.Sum("go_goroutines", nil)
-	if !ok {
+	if !metrics.Has("go_goroutines") {
 		return s, fmt.Errorf("no go_goroutines in /metrics")
 	}
-	s.Goroutines = int(g)
-	s.RSSBytes, err = RSS(s.PID)
+	s.Goroutines = int(metrics.Sum("go_goroutines", nil))
+	mem, err := localplane.ReadMemory(s.PID)
+	s.RSSBytes = mem.RSS
 	return s, err
-}
-
-// RSS returns VmRSS of process pid, from /proc/<pid>/status.
-func RSS(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest) // "12345 kB"
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("unexpected VmRSS line %q", sc.Text())
-		}
-		kb, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil {
-			return 0, err
-		}
-		return kb * 1024, nil
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
 
 type syncBuffer struct {
