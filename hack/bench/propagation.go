@@ -162,7 +162,7 @@ type arrivalTiming struct {
 // keys exists, printing progress meanwhile. The clock starts with the first create;
 // created is how long the creates took. A load that runs out of time is timing.TimedOut,
 // not an error.
-func (p *propagation) createAndTime(ctx context.Context, label string, tracker *benchkit.WorkTracker, keys []string,
+func (p *propagation) createAndTime(ctx context.Context, label string, tracker *localplane.WorkTracker, keys []string,
 	n, atOnce int, create func(ctx context.Context, i int) error) (timing arrivalTiming, created time.Duration, err error) {
 	done := make(chan struct{})
 	defer close(done)
@@ -548,14 +548,14 @@ func (p *propagation) bindingsFor(load loadSpec, refs []workv1alpha2.ObjectRefer
 		bindings[i] = benchkit.BindingOf(ref, ref.Name+"-"+strings.ToLower(ref.Kind), fmt.Sprintf("bench-%s-%05d", load.Name, i), clusters)
 		work := names.WorkName(ref.Kind, ref.Namespace, ref.Name)
 		for _, c := range clusters {
-			keys = append(keys, benchkit.WorkKey(names.ExecutionNamespace(c), work))
+			keys = append(keys, localplane.WorkKey(names.ExecutionNamespace(c), work))
 		}
 	}
 	return bindings, keys
 }
 
 // progress prints how many of keys exist every 5s until done is closed.
-func progress(label string, tracker *benchkit.WorkTracker, keys []string, done <-chan struct{}) {
+func progress(label string, tracker *localplane.WorkTracker, keys []string, done <-chan struct{}) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	start := time.Now()
@@ -622,7 +622,7 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 		return nil, err
 	}
 	bindings, keys := p.bindingsFor(load, refs)
-	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
+	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -789,7 +789,7 @@ func (p *propagation) stopPlane(label string, plane *benchkit.Plane, cancel cont
 // canary binds one small template of the load's kind and waits for its Work: the
 // controller is up and its caches, the template kind's among them, are synced, whatever
 // controller it is.
-func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker *benchkit.WorkTracker, load loadSpec) error {
+func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker *localplane.WorkTracker, load loadSpec) error {
 	ref, err := p.createTemplate(ctx, plane, load, benchkit.Deployment(canaryNamespace, "canary", 1, 0))
 	if err != nil {
 		return fmt.Errorf("creating the canary template: %w", err)
@@ -797,7 +797,7 @@ func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker
 	if err := plane.Client.Create(ctx, benchkit.BindingOf(ref, "canary-"+strings.ToLower(ref.Kind), "bench-canary", []string{benchkit.Member(0)})); err != nil {
 		return fmt.Errorf("creating the canary binding: %w", err)
 	}
-	key := benchkit.WorkKey(names.ExecutionNamespace(benchkit.Member(0)), names.WorkName(ref.Kind, canaryNamespace, "canary"))
+	key := localplane.WorkKey(names.ExecutionNamespace(benchkit.Member(0)), names.WorkName(ref.Kind, canaryNamespace, "canary"))
 	if _, err := tracker.WaitAll(ctx, []string{key}, 2*time.Minute); err != nil {
 		return fmt.Errorf("waiting for the canary Work: %w", err)
 	}
@@ -805,7 +805,7 @@ func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker
 }
 
 // canaryWork creates the canary's rendered Work with the plain client and waits for it.
-func (p *propagation) canaryWork(ctx context.Context, plane *benchkit.Plane, cl client.Client, tracker *benchkit.WorkTracker) error {
+func (p *propagation) canaryWork(ctx context.Context, plane *benchkit.Plane, cl client.Client, tracker *localplane.WorkTracker) error {
 	d := benchkit.Deployment(canaryNamespace, "canary", 1, 0)
 	if err := plane.Client.Create(ctx, d); err != nil {
 		return fmt.Errorf("creating the canary template: %w", err)
@@ -821,7 +821,7 @@ func (p *propagation) canaryWork(ctx context.Context, plane *benchkit.Plane, cl 
 	if err := cl.Create(ctx, works[0]); err != nil {
 		return fmt.Errorf("creating the canary Work: %w", err)
 	}
-	if _, err := tracker.WaitAll(ctx, []string{benchkit.WorkKey(works[0].Namespace, works[0].Name)}, 2*time.Minute); err != nil {
+	if _, err := tracker.WaitAll(ctx, []string{localplane.WorkKey(works[0].Namespace, works[0].Name)}, 2*time.Minute); err != nil {
 		return fmt.Errorf("waiting for the canary Work: %w", err)
 	}
 	return nil
@@ -937,7 +937,7 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 		}
 		works = append(works, w...)
 	}
-	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
+	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)
 	if err != nil {
 		return nil, err
 	}
