@@ -66,6 +66,16 @@ func (p *Process) Pid() int { return p.Cmd.Process.Pid }
 // Done is closed once the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// Exited tells whether the process has exited (Err says how).
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Err is what Wait returned; valid once Done is closed.
 func (p *Process) Err() error { return p.err }
 

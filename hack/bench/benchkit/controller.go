@@ -68,9 +68,9 @@ func StartController(ctx context.Context, spec ControllerSpec, kubeconfig, logPa
 		return nil, err
 	}
 	if c.ReadyURL != "" {
-		if err := c.Proc.WaitHTTP200(ctx, c.ReadyURL, 2*time.Minute); err != nil {
+		if err := localplane.WaitReady(ctx, c.ReadyURL, c.Proc.Process, 2*time.Minute); err != nil {
 			_ = c.Stop()
-			return nil, fmt.Errorf("%s not ready: %w", spec.Label, err)
+			return nil, fmt.Errorf("%s not ready: %w; log tail:\n%s", spec.Label, err, c.Proc.LogTail(20))
 		}
 	}
 	return c, nil
@@ -89,8 +89,8 @@ func (c *Controller) Scrape(ctx context.Context) (localplane.Metrics, error) {
 
 // Alive fails when the process has exited.
 func (c *Controller) Alive() error {
-	if exited, err := c.Proc.Exited(); exited {
-		return fmt.Errorf("%s exited (%v); log tail:\n%s", c.Spec.Label, err, c.Proc.LogTail(20))
+	if c.Proc.Exited() {
+		return fmt.Errorf("%s exited (%v); log tail:\n%s", c.Spec.Label, c.Proc.Err(), c.Proc.LogTail(20))
 	}
 	return nil
 }

@@ -1,9 +1,7 @@
 package benchkit
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -45,16 +43,6 @@ func StartShell(command, logPath string) (*Process, error) {
 	return StartProcess([]string{"/bin/sh", "-c", "exec " + command}, logPath)
 }
 
-// Exited tells whether the process has ended (and how).
-func (p *Process) Exited() (bool, error) {
-	select {
-	case <-p.Done():
-		return true, p.Err()
-	default:
-		return false, nil
-	}
-}
-
 // Stop sends SIGTERM, waits up to grace, then kills. Only having to kill it is an error:
 // how the process exited on SIGTERM is not this program's concern.
 func (p *Process) Stop(grace time.Duration) error {
@@ -75,21 +63,4 @@ func (p *Process) LogTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// WaitHTTP200 polls url until it answers 200, the process exits, or timeout passes.
-func (p *Process) WaitHTTP200(ctx context.Context, url string, timeout time.Duration) error {
-	hc := &http.Client{Timeout: 2 * time.Second}
-	return Poll(ctx, 100*time.Millisecond, timeout, "waiting for "+url, func(ctx context.Context) (bool, error) {
-		if exited, err := p.Exited(); exited {
-			return false, fmt.Errorf("the process exited (%v); log tail:\n%s", err, p.LogTail(20))
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := hc.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
 }

@@ -1,7 +1,6 @@
 package soaker
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -29,7 +28,7 @@ type ManagerConfig struct {
 // on free loopback ports.
 type Manager struct {
 	proc        *localplane.Process
-	out         *syncBuffer
+	out         *localplane.SyncBuffer
 	MetricsAddr string
 	ProbeAddr   string
 	Started     time.Time
@@ -49,7 +48,7 @@ func StartManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{
-		out:         &syncBuffer{},
+		out:         &localplane.SyncBuffer{},
 		MetricsAddr: "127.0.0.1:" + strconv.Itoa(metricsPort),
 		ProbeAddr:   "127.0.0.1:" + strconv.Itoa(probePort),
 	}
@@ -74,14 +73,7 @@ func (m *Manager) PID() int { return m.proc.Cmd.Process.Pid }
 func (m *Manager) Done() <-chan struct{} { return m.proc.Done() }
 
 // Exited tells whether the process has exited.
-func (m *Manager) Exited() bool {
-	select {
-	case <-m.proc.Done():
-		return true
-	default:
-		return false
-	}
-}
+func (m *Manager) Exited() bool { return m.proc.Exited() }
 
 // ExitCode is the exit code (128+signal when killed by one); valid once Done is closed.
 func (m *Manager) ExitCode() int { return m.proc.ExitCode() }
@@ -184,21 +176,4 @@ func (m *Manager) Sample(ctx context.Context) (Sample, error) {
 	mem, err := localplane.ReadMemory(s.PID)
 	s.RSSBytes = mem.RSS
 	return s, err
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
