@@ -200,11 +200,13 @@ type ceilingResult struct {
 }
 
 type figure struct {
-	Section string            `json:"section"`
-	Name    string            `json:"name"`
-	Values  map[string]string `json:"values"`
-	Target  string            `json:"target,omitempty"`
-	Result  map[string]string `json:"result,omitempty"`
+	Section string `json:"section"`
+	Name    string `json:"name"`
+	// Detail marks a figure that details the one before it (indented in the table).
+	Detail bool              `json:"detail,omitempty"`
+	Values map[string]string `json:"values"`
+	Target string            `json:"target,omitempty"`
+	Result map[string]string `json:"result,omitempty"`
 }
 
 type propagationReport struct {

@@ -1,6 +1,7 @@
 package benchkit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -131,49 +133,31 @@ func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
 // Section appends a row holding only a title.
 func (t *Table) Section(title string) { t.Rows = append(t.Rows, []string{"— " + title}) }
 
-// Print writes the table aligned with two spaces between columns; section titles span
-// the whole width and do not widen the first column.
+// Print writes the table aligned by text/tabwriter, two spaces between columns; section
+// titles span the whole width and do not widen the first column.
 func (t *Table) Print(w io.Writer) {
-	isSection := func(r []string) bool { return len(r) == 1 && strings.HasPrefix(r[0], "— ") }
-	widths := make([]int, len(t.Header))
-	measure := func(r []string) {
-		for i, c := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			if n := utf8.RuneCountInString(c); n > widths[i] {
-				widths[i] = n
-			}
-		}
-	}
-	measure(t.Header)
-	for _, r := range t.Rows {
-		if !isSection(r) {
-			measure(r)
-		}
-	}
-	line := func(r []string) {
-		var b strings.Builder
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	line(t.Header)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	dashes := make([]string, len(t.Header))
-	for i := range t.Header {
-		dashes[i] = strings.Repeat("-", widths[i])
+	for i, h := range t.Header {
+		dashes[i] = strings.Repeat("-", utf8.RuneCountInString(h))
 	}
-	line(dashes)
-	for _, r := range t.Rows {
-		if isSection(r) {
-			fmt.Fprintln(w, r[0])
-			continue
+	rows := append([][]string{t.Header, dashes}, t.Rows...)
+	sections := map[int]string{}
+	for i, r := range rows {
+		if len(r) == 1 && strings.HasPrefix(r[0], "— ") {
+			// A line of empty cells holds the title's place without ending the columns.
+			sections[i] = r[0]
+			r = make([]string, len(t.Header))
 		}
-		line(r)
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	_ = tw.Flush()
+	for i, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		if title, ok := sections[i]; ok {
+			line = title
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 }
 
