@@ -144,6 +144,15 @@ func FreePort() (int, error) {
 	return addr.Port, nil
 }
 
+// FreeAddress returns a 127.0.0.1:port nothing listens on right now.
+func FreeAddress() (string, error) {
+	port, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	return "127.0.0.1:" + strconv.Itoa(port), nil
+}
+
 // BindAddress returns def (":8080") when it is free, else ":<a free port>"; moved tells
 // which.
 func BindAddress(def string) (addr string, moved bool, err error) {

@@ -38,11 +38,11 @@ type Controller struct {
 // StartController starts spec against kubeconfig, its log in logPath, and waits for
 // /readyz when it has one.
 func StartController(ctx context.Context, spec ControllerSpec, kubeconfig, logPath string) (*Controller, error) {
-	metrics, err := FreeAddress()
+	metrics, err := localplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
-	probe, err := FreeAddress()
+	probe, err := localplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}

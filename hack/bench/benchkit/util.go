@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"sync"
 	"time"
 
@@ -50,16 +49,6 @@ feed:
 		return firstErr
 	}
 	return ctx.Err()
-}
-
-// FreeAddress returns a 127.0.0.1:port nothing listens on right now.
-func FreeAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // Poll calls cond every interval until it returns true or an error, or timeout passes.

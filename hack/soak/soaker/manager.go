@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,19 +38,15 @@ type Manager struct {
 
 // StartManager starts the binary; it does not wait for it to be ready.
 func StartManager(cfg ManagerConfig) (*Manager, error) {
-	metricsPort, err := localplane.FreePort()
+	metricsAddr, err := localplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
-	probePort, err := localplane.FreePort()
+	probeAddr, err := localplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{
-		out:         &localplane.SyncBuffer{},
-		MetricsAddr: "127.0.0.1:" + strconv.Itoa(metricsPort),
-		ProbeAddr:   "127.0.0.1:" + strconv.Itoa(probePort),
-	}
+	m := &Manager{out: &localplane.SyncBuffer{}, MetricsAddr: metricsAddr, ProbeAddr: probeAddr}
 	args := append([]string{"--kubeconfig", cfg.Kubeconfig,
 		"--metrics-bind-address=" + m.MetricsAddr, "--health-probe-bind-address=" + m.ProbeAddr}, cfg.Args...)
 	var w io.Writer = m.out
