@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -191,4 +192,17 @@ func WaitReady(ctx context.Context, url string, p *Process, timeout time.Duratio
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// LogTail returns the last n lines of the log file at path ("" when it cannot be read).
+func LogTail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -3,7 +3,6 @@ package benchkit
 import (
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/binding-controller/binding-controller/hack/localplane"
@@ -53,14 +52,4 @@ func (p *Process) Stop(grace time.Duration) error {
 }
 
 // LogTail returns the last n lines of the process log.
-func (p *Process) LogTail(n int) string {
-	data, err := os.ReadFile(p.LogPath)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (p *Process) LogTail(n int) string { return localplane.LogTail(p.LogPath, n) }

@@ -431,15 +431,11 @@ func (d *demo) findLog(want string) string {
 }
 
 func (d *demo) logTail() string {
-	data, err := os.ReadFile(d.logPath)
-	if err != nil || len(data) == 0 {
+	tail := localplane.LogTail(d.logPath, 10)
+	if tail == "" {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return "    last lines of " + d.logPath + ":\n      " + strings.Join(lines, "\n      ") + "\n"
+	return "    last lines of " + d.logPath + ":\n      " + strings.ReplaceAll(tail, "\n", "\n      ") + "\n"
 }
 
 // await polls cond until it holds. On timeout it prints ✗ with what was seen, and fails.
