@@ -96,12 +96,10 @@ func checkShares(ctx context.Context, c client.Client, keys []string) error {
 func cpuPer1000(r *runResult) float64 { return r.CPUSeconds * 1000 / float64(r.Seen) }
 
 func (rep *interpreterReport) table(specs []benchkit.ControllerSpec) *benchkit.Table {
-	b := &tableBuilder{rep: &propagationReport{}, t: &benchkit.Table{Header: []string{"figure"}}}
+	b := &tableBuilder{}
 	for _, s := range specs {
 		b.labels = append(b.labels, s.Label)
-		b.t.Header = append(b.t.Header, s.Label)
 	}
-	b.t.Header = append(b.t.Header, "target", "result")
 	per := func(fn func(native, lua []*runResult) (string, string)) cells {
 		c := cells{values: make([]string, len(b.labels)), verdicts: make([]string, len(b.labels))}
 		for i, l := range b.labels {
@@ -156,8 +154,8 @@ func (rep *interpreterReport) table(specs []benchkit.ControllerSpec) *benchkit.T
 		ratio := medianOf(lua, cpuPer1000) / medianOf(native, cpuPer1000)
 		return fmt.Sprintf("%.3f", ratio), benchkit.Verdict(ratio <= targetLuaCPURatio)
 	}), fmt.Sprintf("≤ %.2f", targetLuaCPURatio))
-	rep.Figures = b.rep.Figures
-	return b.t
+	rep.Figures = b.figures
+	return figureTable(b.labels, rep.Figures)
 }
 
 func interpreterNotes() []string {

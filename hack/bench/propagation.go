@@ -5,10 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
@@ -161,7 +163,7 @@ type arrivalTiming struct {
 // keys exists, printing progress meanwhile. The clock starts with the first create;
 // created is how long the creates took. A load that runs out of time is timing.TimedOut,
 // not an error.
-func (p *propagation) createAndTime(ctx context.Context, label string, tracker *benchkit.WorkTracker, keys []string,
+func (p *propagation) createAndTime(ctx context.Context, label string, tracker *localplane.WorkTracker, keys []string,
 	n, atOnce int, create func(ctx context.Context, i int) error) (timing arrivalTiming, created time.Duration, err error) {
 	done := make(chan struct{})
 	defer close(done)
@@ -199,11 +201,13 @@ type ceilingResult struct {
 }
 
 type figure struct {
-	Section string            `json:"section"`
-	Name    string            `json:"name"`
-	Values  map[string]string `json:"values"`
-	Target  string            `json:"target,omitempty"`
-	Result  map[string]string `json:"result,omitempty"`
+	Section string `json:"section"`
+	Name    string `json:"name"`
+	// Detail marks a figure that details the one before it (indented in the table).
+	Detail bool              `json:"detail,omitempty"`
+	Values map[string]string `json:"values"`
+	Target string            `json:"target,omitempty"`
+	Result map[string]string `json:"result,omitempty"`
 }
 
 type propagationReport struct {
@@ -547,14 +551,14 @@ func (p *propagation) bindingsFor(load loadSpec, refs []workv1alpha2.ObjectRefer
 		bindings[i] = benchkit.BindingOf(ref, ref.Name+"-"+strings.ToLower(ref.Kind), fmt.Sprintf("bench-%s-%05d", load.Name, i), clusters)
 		work := names.WorkName(ref.Kind, ref.Namespace, ref.Name)
 		for _, c := range clusters {
-			keys = append(keys, benchkit.WorkKey(names.ExecutionNamespace(c), work))
+			keys = append(keys, localplane.WorkKey(names.ExecutionNamespace(c), work))
 		}
 	}
 	return bindings, keys
 }
 
 // progress prints how many of keys exist every 5s until done is closed.
-func progress(label string, tracker *benchkit.WorkTracker, keys []string, done <-chan struct{}) {
+func progress(label string, tracker *localplane.WorkTracker, keys []string, done <-chan struct{}) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	start := time.Now()
@@ -568,9 +572,9 @@ func progress(label string, tracker *benchkit.WorkTracker, keys []string, done <
 	}
 }
 
-func readMem(ctl *benchkit.Controller, samples benchkit.Samples) memReading {
+func readMem(ctl *benchkit.Controller, samples localplane.Metrics) memReading {
 	m := memReading{HeapInuse: benchkit.Num(math.NaN()), HeapLive: benchkit.Num(math.NaN())}
-	if pm, err := benchkit.ReadProcMemory(ctl.Proc.Pid()); err == nil {
+	if pm, err := localplane.ReadMemory(ctl.Proc.Pid()); err == nil {
 		m.RSS, m.PeakRSS = pm.RSS, pm.PeakRSS
 	}
 	if samples.Has("go_memstats_heap_inuse_bytes") {
@@ -582,14 +586,14 @@ func readMem(ctl *benchkit.Controller, samples benchkit.Samples) memReading {
 	return m
 }
 
-func requestDelta(before, after benchkit.Samples, auditLog string, from, to int64) (requestCounts, error) {
+func requestDelta(before, after localplane.Metrics, auditLog string, from, to int64) (requestCounts, error) {
 	var rc requestCounts
 	if before != nil && after != nil {
-		rc.ClientByMethod = benchkit.DeltaBy(before.SumBy(benchkit.RequestsMetric, "method", nil), after.SumBy(benchkit.RequestsMetric, "method", nil))
+		rc.ClientByMethod = localplane.DeltaBy(before.SumBy(benchkit.RequestsMetric, "method", nil), after.SumBy(benchkit.RequestsMetric, "method", nil))
 		for _, v := range rc.ClientByMethod {
 			rc.ClientTotal += benchkit.Num(v)
 		}
-		rc.WorkWrites = benchkit.DeltaBy(before.SumBy("binding_controller_work_writes_total", "operation", nil),
+		rc.WorkWrites = localplane.DeltaBy(before.SumBy("binding_controller_work_writes_total", "operation", nil),
 			after.SumBy("binding_controller_work_writes_total", "operation", nil))
 	} else {
 		rc.ClientTotal = benchkit.Num(math.NaN())
@@ -621,7 +625,7 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 		return nil, err
 	}
 	bindings, keys := p.bindingsFor(load, refs)
-	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
+	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -656,8 +660,8 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 		return nil, err
 	}
 	auditFrom := benchkit.AuditOffset(plane.AuditLog)
-	cpuBefore, _ := benchkit.ReadProcCPU(ctl.Proc.Pid())
-	planeBefore, _ := benchkit.ControlPlaneCPU()
+	cpuBefore, _ := localplane.ReadCPU(ctl.Proc.Pid())
+	planeBefore, _ := localplane.ChildrenCPU("kube-apiserver", "etcd")
 
 	logf("%s: creating %d bindings (%d at once) → %d Works", label, load.Bindings, p.creators, load.works())
 	res.arrivalTiming, res.CreateElapsed, err = p.createAndTime(ctx, label, tracker, keys, len(bindings), p.creators,
@@ -679,10 +683,10 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	if qerr != nil && !errors.Is(qerr, benchkit.ErrTimeout) {
 		return nil, qerr
 	}
-	if cpuAfter, err := benchkit.ReadProcCPU(ctl.Proc.Pid()); err == nil {
+	if cpuAfter, err := localplane.ReadCPU(ctl.Proc.Pid()); err == nil {
 		res.CPUSeconds = cpuAfter - cpuBefore
 	}
-	if planeAfter, err := benchkit.ControlPlaneCPU(); err == nil {
+	if planeAfter, err := localplane.ChildrenCPU("kube-apiserver", "etcd"); err == nil {
 		res.PlaneCPUSeconds = planeAfter - planeBefore
 	}
 	logf("%s: controller quiet %s later; it used %.1f CPU-seconds, kube-apiserver and etcd %.1f", label, benchkit.Dur(quiet), res.CPUSeconds, res.PlaneCPUSeconds)
@@ -711,7 +715,7 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	res.GCScrapes += scrapes
 	logf("%s: memory with every Work cached: peak RSS %s, heap live %s (%d scrapes to see two GCs)",
 		label, benchkit.Bytes(res.MemAfter.PeakRSS), benchkit.Bytes(res.MemAfter.HeapLive), scrapes)
-	if pm, err := benchkit.ReadProcMemory(ctl.Proc.Pid()); err == nil {
+	if pm, err := localplane.ReadMemory(ctl.Proc.Pid()); err == nil {
 		res.PeakRSSEnd = pm.PeakRSS
 	}
 	t := time.Now()
@@ -760,9 +764,9 @@ func (p *propagation) restart(ctx context.Context, plane *benchkit.Plane, spec b
 	if err != nil {
 		return nil, err
 	}
-	var zero benchkit.Samples
+	var zero localplane.Metrics
 	if after != nil {
-		zero = benchkit.Samples{}
+		zero = localplane.Metrics{}
 		res.Reconciles = benchkit.Num(reconciles(after))
 	} else {
 		res.Reconciles = benchkit.Num(math.NaN())
@@ -788,7 +792,7 @@ func (p *propagation) stopPlane(label string, plane *benchkit.Plane, cancel cont
 // canary binds one small template of the load's kind and waits for its Work: the
 // controller is up and its caches, the template kind's among them, are synced, whatever
 // controller it is.
-func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker *benchkit.WorkTracker, load loadSpec) error {
+func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker *localplane.WorkTracker, load loadSpec) error {
 	ref, err := p.createTemplate(ctx, plane, load, benchkit.Deployment(canaryNamespace, "canary", 1, 0))
 	if err != nil {
 		return fmt.Errorf("creating the canary template: %w", err)
@@ -796,7 +800,7 @@ func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker
 	if err := plane.Client.Create(ctx, benchkit.BindingOf(ref, "canary-"+strings.ToLower(ref.Kind), "bench-canary", []string{benchkit.Member(0)})); err != nil {
 		return fmt.Errorf("creating the canary binding: %w", err)
 	}
-	key := benchkit.WorkKey(names.ExecutionNamespace(benchkit.Member(0)), names.WorkName(ref.Kind, canaryNamespace, "canary"))
+	key := localplane.WorkKey(names.ExecutionNamespace(benchkit.Member(0)), names.WorkName(ref.Kind, canaryNamespace, "canary"))
 	if _, err := tracker.WaitAll(ctx, []string{key}, 2*time.Minute); err != nil {
 		return fmt.Errorf("waiting for the canary Work: %w", err)
 	}
@@ -804,7 +808,7 @@ func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker
 }
 
 // canaryWork creates the canary's rendered Work with the plain client and waits for it.
-func (p *propagation) canaryWork(ctx context.Context, plane *benchkit.Plane, cl client.Client, tracker *benchkit.WorkTracker) error {
+func (p *propagation) canaryWork(ctx context.Context, plane *benchkit.Plane, cl client.Client, tracker *localplane.WorkTracker) error {
 	d := benchkit.Deployment(canaryNamespace, "canary", 1, 0)
 	if err := plane.Client.Create(ctx, d); err != nil {
 		return fmt.Errorf("creating the canary template: %w", err)
@@ -820,7 +824,7 @@ func (p *propagation) canaryWork(ctx context.Context, plane *benchkit.Plane, cl 
 	if err := cl.Create(ctx, works[0]); err != nil {
 		return fmt.Errorf("creating the canary Work: %w", err)
 	}
-	if _, err := tracker.WaitAll(ctx, []string{benchkit.WorkKey(works[0].Namespace, works[0].Name)}, 2*time.Minute); err != nil {
+	if _, err := tracker.WaitAll(ctx, []string{localplane.WorkKey(works[0].Namespace, works[0].Name)}, 2*time.Minute); err != nil {
 		return fmt.Errorf("waiting for the canary Work: %w", err)
 	}
 	return nil
@@ -862,7 +866,7 @@ func (p *propagation) resync(ctx context.Context, plane *benchkit.Plane, ctl *be
 	return res, nil
 }
 
-func reconciles(s benchkit.Samples) float64 {
+func reconciles(s localplane.Metrics) float64 {
 	return s.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "resourcebinding"})
 }
 
@@ -936,7 +940,7 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 		}
 		works = append(works, w...)
 	}
-	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
+	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -947,7 +951,7 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 	}
 	auditFrom := benchkit.AuditOffset(plane.AuditLog)
 	logf("%s: a plain client creates %d rendered Works, %d at once", label, len(works), concurrency)
-	planeBefore, _ := benchkit.ControlPlaneCPU()
+	planeBefore, _ := localplane.ChildrenCPU("kube-apiserver", "etcd")
 	res.arrivalTiming, _, err = p.createAndTime(ctx, label, tracker, keys, len(works), concurrency,
 		func(ctx context.Context, i int) error { return cl.Create(ctx, works[i]) })
 	switch {
@@ -956,7 +960,7 @@ func (p *propagation) ceilingRun(ctx context.Context, load loadSpec, concurrency
 	case !res.TimedOut:
 		logf("%s: every Work exists after %s: %.0f Works/s (10–90%%: %.0f/s)", label, benchkit.Dur(res.Elapsed), res.WorksPerSec, res.SteadyWorksPerSec)
 	}
-	if planeAfter, err := benchkit.ControlPlaneCPU(); err == nil {
+	if planeAfter, err := localplane.ChildrenCPU("kube-apiserver", "etcd"); err == nil {
 		res.PlaneCPUSeconds = planeAfter - planeBefore
 	}
 	time.Sleep(500 * time.Millisecond) // let the audit log catch up
@@ -973,11 +977,7 @@ func methods(m map[string]float64) string {
 	if len(m) == 0 {
 		return "none"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))

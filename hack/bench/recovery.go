@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/test/executionsim"
@@ -127,7 +128,7 @@ func runRecovery(ctx context.Context, args []string) error {
 	if err := plane.CreateNamespaces(ctx, benchkit.ExecutionNamespaces(members)); err != nil {
 		return err
 	}
-	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
+	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)
 	if err != nil {
 		return err
 	}
@@ -331,7 +332,7 @@ func sanitize(s string) string {
 
 type recoveryRun struct {
 	plane       *benchkit.Plane
-	tracker     *benchkit.WorkTracker
+	tracker     *localplane.WorkTracker
 	sim         *executionsim.Simulator
 	stepTimeout time.Duration
 	timeout     time.Duration
@@ -352,8 +353,8 @@ func (r *recoveryRun) sample(ctx context.Context, ctl *benchkit.Controller, ns, 
 	}
 	defer func() { _ = c.Delete(context.WithoutCancel(ctx), d) }()
 	workName := names.WorkName("Deployment", ns, name)
-	k1 := benchkit.WorkKey(names.ExecutionNamespace("member1"), workName)
-	k2 := benchkit.WorkKey(names.ExecutionNamespace("member2"), workName)
+	k1 := localplane.WorkKey(names.ExecutionNamespace("member1"), workName)
+	k2 := localplane.WorkKey(names.ExecutionNamespace("member2"), workName)
 	members := []string{"member1", "member2"}
 	firstID, secondID := "pid-"+name+"-a", "pid-"+name+"-b"
 
@@ -361,10 +362,10 @@ func (r *recoveryRun) sample(ctx context.Context, ctl *benchkit.Controller, ns, 
 	if err := c.Create(ctx, rb); err != nil {
 		return fail(fmt.Errorf("creating the binding: %w", err))
 	}
-	liveWith := func(st *benchkit.WorkState, id string) bool {
+	liveWith := func(st *localplane.WorkState, id string) bool {
 		return st.UID != "" && !st.Terminating && st.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] == id
 	}
-	if err := r.tracker.Wait(ctx, r.stepTimeout, func(get func(string) *benchkit.WorkState) bool {
+	if err := r.tracker.Wait(ctx, r.stepTimeout, func(get func(string) *localplane.WorkState) bool {
 		return liveWith(get(k1), firstID) && liveWith(get(k2), firstID)
 	}); err != nil {
 		return fail(fmt.Errorf("waiting for both first Works: %w", err))
@@ -375,7 +376,7 @@ func (r *recoveryRun) sample(ctx context.Context, ctl *benchkit.Controller, ns, 
 	if err := r.deleteBinding(ctx, rb); err != nil {
 		return fail(err)
 	}
-	if err := r.tracker.Wait(ctx, r.stepTimeout, func(get func(string) *benchkit.WorkState) bool {
+	if err := r.tracker.Wait(ctx, r.stepTimeout, func(get func(string) *localplane.WorkState) bool {
 		st1 := get(k1)
 		return get(k2).UID == "" && st1.UID == oldUID && st1.Terminating
 	}); err != nil {
@@ -386,7 +387,7 @@ func (r *recoveryRun) sample(ctx context.Context, ctl *benchkit.Controller, ns, 
 	if err := c.Create(ctx, rb); err != nil {
 		return fail(fmt.Errorf("recreating the binding: %w", err))
 	}
-	if err := r.tracker.Wait(ctx, r.stepTimeout, func(get func(string) *benchkit.WorkState) bool {
+	if err := r.tracker.Wait(ctx, r.stepTimeout, func(get func(string) *localplane.WorkState) bool {
 		return liveWith(get(k2), secondID)
 	}); err != nil {
 		return fail(fmt.Errorf("waiting for member2's new Work: %w", err))
@@ -403,7 +404,7 @@ func (r *recoveryRun) sample(ctx context.Context, ctl *benchkit.Controller, ns, 
 	connected := time.Now()
 	r.sim.Connect("member1")
 	var gone, created time.Time
-	err := r.tracker.Wait(ctx, r.timeout, func(get func(string) *benchkit.WorkState) bool {
+	err := r.tracker.Wait(ctx, r.timeout, func(get func(string) *localplane.WorkState) bool {
 		gone, created = time.Time{}, time.Time{}
 		for _, ev := range get(k1).Events {
 			switch {
@@ -432,7 +433,7 @@ func (r *recoveryRun) sample(ctx context.Context, ctl *benchkit.Controller, ns, 
 		out.Error = err.Error()
 		return out
 	}
-	if err := r.tracker.Wait(ctx, r.stepTimeout, func(get func(string) *benchkit.WorkState) bool {
+	if err := r.tracker.Wait(ctx, r.stepTimeout, func(get func(string) *localplane.WorkState) bool {
 		return get(k1).UID == "" && get(k2).UID == ""
 	}); err != nil {
 		out.Error = fmt.Sprintf("cleaning up: waiting for the Works to go: %v", err)

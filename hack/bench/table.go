@@ -9,75 +9,12 @@ import (
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
 )
 
-// tableBuilder fills the text table and the JSON figures together.
-type tableBuilder struct {
-	rep     *propagationReport
-	labels  []string
-	t       *benchkit.Table
-	section string
-}
-
-func (b *tableBuilder) sectionRow(title string) {
-	b.section = title
-	b.t.Section(title)
-}
-
-// cells are one figure's value and verdict ("" when it has no target) per controller.
-type cells struct{ values, verdicts []string }
-
-func single(v string) cells { return cells{values: []string{v}} }
-
-// row adds one figure: a value per controller, the target, and the verdicts.
-func (b *tableBuilder) row(name string, c cells, target string) {
-	values, verdicts := c.values, c.verdicts
-	cells := append([]string{name}, values...)
-	cells = append(cells, target)
-	var vs []string
-	for _, v := range verdicts {
-		if v != "" {
-			vs = append(vs, v)
-		}
-	}
-	cells = append(cells, strings.Join(vs, " / "))
-	b.t.Add(cells...)
-	f := figure{Section: b.section, Name: strings.TrimSpace(name), Values: map[string]string{}, Target: target}
-	for i, l := range b.labels {
-		if i < len(values) && values[i] != "" {
-			f.Values[l] = values[i]
-		}
-		if i < len(verdicts) && verdicts[i] != "" {
-			if f.Result == nil {
-				f.Result = map[string]string{}
-			}
-			f.Result[l] = verdicts[i]
-		}
-	}
-	b.rep.Figures = append(b.rep.Figures, f)
-}
-
-// each maps every controller's run of one load to a cell and a verdict.
-func (b *tableBuilder) each(runs map[string]map[string]*runResult, load string, fn func(r *runResult) (string, string)) cells {
-	values := make([]string, len(b.labels))
-	verdicts := make([]string, len(b.labels))
-	for i, l := range b.labels {
-		r := runs[l][load]
-		if r == nil {
-			values[i] = "n/a"
-			continue
-		}
-		values[i], verdicts[i] = fn(r)
-	}
-	return cells{values, verdicts}
-}
-
 func propagationTable(rep *propagationReport, specs []benchkit.ControllerSpec, runs map[string]map[string]*runResult,
 	want map[string]bool, initial, wide, narrow, big, behindWebhook loadSpec, baseBytes, bigBytes int) *benchkit.Table {
-	b := &tableBuilder{rep: rep, t: &benchkit.Table{Header: []string{"figure"}}}
+	b := &tableBuilder{}
 	for _, s := range specs {
 		b.labels = append(b.labels, s.Label)
-		b.t.Header = append(b.t.Header, s.Label)
 	}
-	b.t.Header = append(b.t.Header, "target", "result")
 	ceilings := rep.Ceilings
 	reps := len(ceilings)
 	for _, l := range b.labels {
@@ -256,7 +193,7 @@ func propagationTable(rep *propagationReport, specs []benchkit.ControllerSpec, r
 			}
 			audit := rc.Audit.Reads("")
 			ok := audit == 0
-			if !b.rep.auditOn() {
+			if !rep.auditOn() {
 				ok = client == 0
 			}
 			return fmt.Sprintf("%s · %d", num(client), audit), benchkit.Verdict(ok)
@@ -313,7 +250,7 @@ func propagationTable(rep *propagationReport, specs []benchkit.ControllerSpec, r
 	}
 
 	if want["webhook"] {
-		b.webhookSection(runs, behindWebhook)
+		b.webhookSection(runs, behindWebhook, rep.auditOn())
 	}
 
 	if want["fanout"] {
@@ -369,21 +306,8 @@ func propagationTable(rep *propagationReport, specs []benchkit.ControllerSpec, r
 				return benchkit.Bytes(x), ""
 			})), "")
 	}
-	return b.t
-}
-
-// info drops the verdicts: the figure has no target.
-func info(c cells) cells { return cells{values: c.values} }
-
-func (rep *propagationReport) auditOn() bool {
-	for _, rs := range rep.Runs {
-		for _, r := range rs {
-			if len(r.Requests.Audit) > 0 {
-				return true
-			}
-		}
-	}
-	return false
+	rep.Figures = b.figures
+	return figureTable(b.labels, rep.Figures)
 }
 
 func anyAudit(runs map[string]map[string]*runResult, load string) bool {
@@ -480,12 +404,12 @@ func median(xs []float64) float64 {
 // webhookSection holds the figures of the load run behind karmada-webhook's Work
 // mutation: with every Work current, neither a resync nor a restart may read a Work by
 // itself or write one.
-func (b *tableBuilder) webhookSection(runs map[string]map[string]*runResult, load loadSpec) {
+func (b *tableBuilder) webhookSection(runs map[string]map[string]*runResult, load loadSpec, auditOn bool) {
 	b.sectionRow(fmt.Sprintf("behind karmada-webhook's Work mutation: %s, every Work current", load))
 	works := func(phase func(r *runResult) *resyncResult, what func(a benchkit.AuditCounts) int) cells {
 		return b.each(runs, load.Name, func(r *runResult) (string, string) {
 			rs := phase(r)
-			if rs == nil || !b.rep.auditOn() {
+			if rs == nil || !auditOn {
 				return "n/a", "MISS"
 			}
 			n := what(rs.Requests.Audit)

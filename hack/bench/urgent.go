@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
@@ -78,7 +79,7 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 	bindings, keys := p.bindingsFor(all, refs)
 	per := load.PerBinding
 	keysOf := func(i int) []string { return keys[i*per : (i+1)*per] }
-	tracker, err := benchkit.StartWorkTracker(ctx, plane.Metadata)
+	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 		}
 		res.Changes = append(res.Changes, c)
 	}
-	latencyOf := func(get func(string) *benchkit.WorkState, w pending) (time.Duration, bool) {
+	latencyOf := func(get func(string) *localplane.WorkState, w pending) (time.Duration, bool) {
 		var last time.Time
 		for _, k := range w.keys {
 			st := get(k)
@@ -191,7 +192,7 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 		}
 		return last.Sub(w.sent), true
 	}
-	err = tracker.Wait(ctx, p.phaseTimeout, func(get func(string) *benchkit.WorkState) bool {
+	err = tracker.Wait(ctx, p.phaseTimeout, func(get func(string) *localplane.WorkState) bool {
 		for n := range waits {
 			if _, ok := latencyOf(get, waits[n]); !ok {
 				return false
@@ -203,7 +204,7 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 		return nil, err
 	}
 	var lat []time.Duration
-	_ = tracker.Wait(ctx, 0, func(get func(string) *benchkit.WorkState) bool {
+	_ = tracker.Wait(ctx, 0, func(get func(string) *localplane.WorkState) bool {
 		for n := range waits {
 			l, ok := latencyOf(get, waits[n])
 			if !ok {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,6 +66,16 @@ func (p *Process) Pid() int { return p.Cmd.Process.Pid }
 
 // Done is closed once the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited tells whether the process has exited (Err says how).
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // Err is what Wait returned; valid once Done is closed.
 func (p *Process) Err() error { return p.err }
@@ -134,6 +145,15 @@ func FreePort() (int, error) {
 	return addr.Port, nil
 }
 
+// FreeAddress returns a 127.0.0.1:port nothing listens on right now.
+func FreeAddress() (string, error) {
+	port, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	return "127.0.0.1:" + strconv.Itoa(port), nil
+}
+
 // BindAddress returns def (":8080") when it is free, else ":<a free port>"; moved tells
 // which.
 func BindAddress(def string) (addr string, moved bool, err error) {
@@ -172,4 +192,17 @@ func WaitReady(ctx context.Context, url string, p *Process, timeout time.Duratio
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// LogTail returns the last n lines of the log file at path ("" when it cannot be read).
+func LogTail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

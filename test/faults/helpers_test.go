@@ -84,7 +84,7 @@ func expectConverged(ns string, bindings int) *soaker.State {
 func reconciles(m *soaker.Manager) float64 {
 	metrics, err := m.Metrics(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	return metrics.Reconciles()
+	return soaker.Reconciles(metrics)
 }
 
 // quietReconciles waits until m's reconciles stop moving, then returns how many it ran
@@ -163,7 +163,7 @@ func writes(m *soaker.Manager) string {
 	}
 	var parts []string
 	for _, op := range []string{"create", "update", "delete", "unchanged"} {
-		parts = append(parts, fmt.Sprintf("%s=%.0f", op, metrics.Value("binding_controller_work_writes_total",
+		parts = append(parts, fmt.Sprintf("%s=%.0f", op, metrics.Sum("binding_controller_work_writes_total",
 			map[string]string{"operation": op})))
 	}
 	return strings.Join(parts, " ")
@@ -207,7 +207,7 @@ func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func workCreates(m *soaker.Manager) float64 {
 	metrics, err := m.Metrics(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	return metrics.Value("binding_controller_work_writes_total", map[string]string{"operation": "create"})
+	return metrics.Sum("binding_controller_work_writes_total", map[string]string{"operation": "create"})
 }
 
 // workersStarted is the log line of the ResourceBinding controller starting its workers:

@@ -3,9 +3,7 @@
 package testkit
 
 import (
-	"bytes"
 	"context"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/binding-controller/binding-controller/hack/localplane"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/controllermanager"
 )
@@ -52,22 +51,7 @@ func Binding(namespace, name, permanentID string, template *appsv1.Deployment, c
 }
 
 // SyncBuffer collects output written from several goroutines, for assertions on logs.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type SyncBuffer = localplane.SyncBuffer
 
 // InProcessOptions are the manager's defaults for a test: no leader election, no
 // listeners (tests run in parallel and must not fight over ports).

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/binding-controller/binding-controller/hack/localplane"
 )
 
 // ControllerSpec says which controller a run measures: the binding-controller-manager
@@ -36,11 +38,11 @@ type Controller struct {
 // StartController starts spec against kubeconfig, its log in logPath, and waits for
 // /readyz when it has one.
 func StartController(ctx context.Context, spec ControllerSpec, kubeconfig, logPath string) (*Controller, error) {
-	metrics, err := FreeAddress()
+	metrics, err := localplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
-	probe, err := FreeAddress()
+	probe, err := localplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
@@ -66,9 +68,9 @@ func StartController(ctx context.Context, spec ControllerSpec, kubeconfig, logPa
 		return nil, err
 	}
 	if c.ReadyURL != "" {
-		if err := c.Proc.WaitHTTP200(ctx, c.ReadyURL, 2*time.Minute); err != nil {
+		if err := localplane.WaitReady(ctx, c.ReadyURL, c.Proc.Process, 2*time.Minute); err != nil {
 			_ = c.Stop()
-			return nil, fmt.Errorf("%s not ready: %w", spec.Label, err)
+			return nil, fmt.Errorf("%s not ready: %w; log tail:\n%s", spec.Label, err, c.Proc.LogTail(20))
 		}
 	}
 	return c, nil
@@ -78,17 +80,17 @@ func StartController(ctx context.Context, spec ControllerSpec, kubeconfig, logPa
 func (c *Controller) Stop() error { return c.Proc.Stop(40 * time.Second) }
 
 // Scrape returns the controller's metrics; nil without error when it has none.
-func (c *Controller) Scrape(ctx context.Context) (Samples, error) {
+func (c *Controller) Scrape(ctx context.Context) (localplane.Metrics, error) {
 	if c.MetricsURL == "" {
 		return nil, nil
 	}
-	return Scrape(ctx, c.MetricsURL)
+	return localplane.Scrape(ctx, c.MetricsURL)
 }
 
 // Alive fails when the process has exited.
 func (c *Controller) Alive() error {
-	if exited, err := c.Proc.Exited(); exited {
-		return fmt.Errorf("%s exited (%v); log tail:\n%s", c.Spec.Label, err, c.Proc.LogTail(20))
+	if c.Proc.Exited() {
+		return fmt.Errorf("%s exited (%v); log tail:\n%s", c.Spec.Label, c.Proc.Err(), c.Proc.LogTail(20))
 	}
 	return nil
 }
@@ -128,7 +130,7 @@ func (c *Controller) WaitQuiet(ctx context.Context, auditLog string, settle, max
 }
 
 // GCCount is how many garbage collections a Go controller has completed.
-func GCCount(s Samples) float64 { return s.Sum("go_gc_duration_seconds_count", nil) }
+func GCCount(s localplane.Metrics) float64 { return s.Sum("go_gc_duration_seconds_count", nil) }
 
 // SettleGC scrapes the controller until n garbage collections have completed since the
 // first scrape, and returns the last scrape. go_gc_heap_live_bytes is the live heap as
@@ -136,7 +138,7 @@ func GCCount(s Samples) float64 { return s.Sum("go_gc_duration_seconds_count", n
 // garbage as live (an informer's list response) or missed what was cached since. An idle
 // controller does not collect, but every scrape allocates a few hundred KB, so scraping
 // is itself the nudge — no request to the API server, no change to anything cached.
-func (c *Controller) SettleGC(ctx context.Context, n int, max time.Duration) (Samples, int, error) {
+func (c *Controller) SettleGC(ctx context.Context, n int, max time.Duration) (localplane.Metrics, int, error) {
 	first, err := c.Scrape(ctx)
 	if err != nil || first == nil || !first.Has("go_gc_duration_seconds_count") {
 		return first, 0, err

@@ -1,20 +1,26 @@
 package benchkit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
@@ -47,22 +53,19 @@ func DescribeMachine(ctx context.Context) Machine {
 		}
 	}
 	m.Git = commit
-	m.Kernel = firstLine("/proc/sys/kernel/osrelease")
 	m.LoadAvgStart = loadAvg()
-	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPUModel = strings.TrimSpace(v)
-				break
-			}
-		}
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return m
 	}
-	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(line, "MemTotal:") {
-				m.MemTotal = strings.Join(strings.Fields(strings.TrimPrefix(line, "MemTotal:")), " ")
-			}
-		}
+	if release, err := fs.SysctlStrings("kernel/osrelease"); err == nil && len(release) > 0 {
+		m.Kernel = release[0]
+	}
+	if cpus, err := fs.CPUInfo(); err == nil && len(cpus) > 0 {
+		m.CPUModel = cpus[0].ModelName
+	}
+	if mem, err := fs.Meminfo(); err == nil && mem.MemTotal != nil {
+		m.MemTotal = fmt.Sprintf("%d kB", *mem.MemTotal)
 	}
 	return m
 }
@@ -71,20 +74,15 @@ func DescribeMachine(ctx context.Context) Machine {
 func (m *Machine) Finish() { m.LoadAvgEnd = loadAvg() }
 
 func loadAvg() string {
-	f := strings.Fields(firstLine("/proc/loadavg"))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func firstLine(path string) string {
-	data, err := os.ReadFile(path)
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	return strings.TrimSpace(line)
+	load, err := fs.LoadAvg()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%.2f %.2f %.2f", load.Load1, load.Load5, load.Load15)
 }
 
 func command(ctx context.Context, name string, args ...string) string {
@@ -113,11 +111,7 @@ func FlagValues(fs *flag.FlagSet) map[string]string {
 
 // PrintFlags writes the flags, one line, sorted.
 func PrintFlags(w io.Writer, values map[string]string) {
-	names := make([]string, 0, len(values))
-	for n := range values {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(values))
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
 		parts = append(parts, fmt.Sprintf("--%s=%q", n, values[n]))
@@ -137,49 +131,31 @@ func (t *Table) Add(cells ...string) { t.Rows = append(t.Rows, cells) }
 // Section appends a row holding only a title.
 func (t *Table) Section(title string) { t.Rows = append(t.Rows, []string{"— " + title}) }
 
-// Print writes the table aligned with two spaces between columns; section titles span
-// the whole width and do not widen the first column.
+// Print writes the table aligned by text/tabwriter, two spaces between columns; section
+// titles span the whole width and do not widen the first column.
 func (t *Table) Print(w io.Writer) {
-	isSection := func(r []string) bool { return len(r) == 1 && strings.HasPrefix(r[0], "— ") }
-	widths := make([]int, len(t.Header))
-	measure := func(r []string) {
-		for i, c := range r {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			if n := utf8.RuneCountInString(c); n > widths[i] {
-				widths[i] = n
-			}
-		}
-	}
-	measure(t.Header)
-	for _, r := range t.Rows {
-		if !isSection(r) {
-			measure(r)
-		}
-	}
-	line := func(r []string) {
-		var b strings.Builder
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
-	line(t.Header)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	dashes := make([]string, len(t.Header))
-	for i := range t.Header {
-		dashes[i] = strings.Repeat("-", widths[i])
+	for i, h := range t.Header {
+		dashes[i] = strings.Repeat("-", utf8.RuneCountInString(h))
 	}
-	line(dashes)
-	for _, r := range t.Rows {
-		if isSection(r) {
-			fmt.Fprintln(w, r[0])
-			continue
+	rows := append([][]string{t.Header, dashes}, t.Rows...)
+	sections := map[int]string{}
+	for i, r := range rows {
+		if len(r) == 1 && strings.HasPrefix(r[0], "— ") {
+			// A line of empty cells holds the title's place without ending the columns.
+			sections[i] = r[0]
+			r = make([]string, len(t.Header))
 		}
-		line(r)
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	_ = tw.Flush()
+	for i, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		if title, ok := sections[i]; ok {
+			line = title
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 }
 

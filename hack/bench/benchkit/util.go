@@ -2,11 +2,12 @@ package benchkit
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
+	"math"
 	"sync"
 	"time"
+
+	"github.com/binding-controller/binding-controller/hack/localplane"
 )
 
 // Parallel runs fn(ctx, i) for i in 0..n-1 with at most workers at once. The first error
@@ -50,16 +51,6 @@ feed:
 	return ctx.Err()
 }
 
-// FreeAddress returns a 127.0.0.1:port nothing listens on right now.
-func FreeAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 // Poll calls cond every interval until it returns true or an error, or timeout passes.
 func Poll(parent context.Context, interval, timeout time.Duration, what string, cond func(context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(parent, timeout)
@@ -85,5 +76,19 @@ func Poll(parent context.Context, interval, timeout time.Duration, what string, 
 	}
 }
 
-// ErrTimeout marks a wait that ran out of time.
-var ErrTimeout = errors.New("timed out")
+// ErrTimeout marks a wait that ran out of time (the Work tracker's waits too).
+var ErrTimeout = localplane.ErrTimeout
+
+// SteadyRate is the rate between the 10th and the 90th percentile of arrival times, in
+// items per second: the throughput without the ramp-up and the tail (NaN under 10 items).
+func SteadyRate(times []time.Time) float64 {
+	n := len(times)
+	if n < 10 {
+		return math.NaN()
+	}
+	lo, hi := times[n/10], times[n*9/10-1]
+	if !hi.After(lo) {
+		return math.NaN()
+	}
+	return float64(n*9/10-1-n/10) / hi.Sub(lo).Seconds()
+}

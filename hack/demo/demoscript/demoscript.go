@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/metadata"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,7 +72,7 @@ type demo struct {
 	opts    Options
 	ctx     context.Context
 	c       client.Client
-	works   *tracker
+	works   works
 	sim     *executionsim.Simulator
 	mgr     *localplane.Process
 	logPath string
@@ -126,22 +127,19 @@ func Run(ctx context.Context, out io.Writer, opts Options) (err error) {
 	}
 
 	// Work tracker, execution side, manager.
-	wc, err := client.NewWithWatch(plane.Config, client.Options{Scheme: envtestutil.Scheme()})
+	md, err := metadata.NewForConfig(plane.Config)
 	if err != nil {
 		return err
 	}
-	d.works = newTracker()
-	trackerReady := make(chan struct{})
-	go d.works.run(runCtx, wc, trackerReady)
+	tracker, err := localplane.StartWorkTracker(runCtx, md)
+	if err != nil {
+		return err
+	}
+	d.works = works{tracker}
 	d.sim = executionsim.New(plane.Client, 50*time.Millisecond)
 	go d.sim.Run(runCtx)
 	if err := d.startManager(kubeconfig); err != nil {
 		return err
-	}
-	select {
-	case <-trackerReady:
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 	fmt.Fprintf(out, "  · execution side simulated: connected members release the Works deleted for them\n\n")
 
@@ -324,7 +322,7 @@ func (d *demo) play() error {
 	d.say("%s reconnected (its execution side releases its old Work)", disconnected)
 	var releasedAt time.Time
 	if err := d.await(disconnected+"'s old Work released", func() (bool, string) {
-		at, ok := d.works.goneAt(oldWork.UID)
+		at, ok := d.works.goneAt(d.workKey(disconnected), oldWork.UID)
 		releasedAt = at
 		return ok, d.works.describe(d.workKey(disconnected), d.ids)
 	}); err != nil {
@@ -433,15 +431,11 @@ func (d *demo) findLog(want string) string {
 }
 
 func (d *demo) logTail() string {
-	data, err := os.ReadFile(d.logPath)
-	if err != nil || len(data) == 0 {
+	tail := localplane.LogTail(d.logPath, 10)
+	if tail == "" {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return "    last lines of " + d.logPath + ":\n      " + strings.Join(lines, "\n      ") + "\n"
+	return "    last lines of " + d.logPath + ":\n      " + strings.ReplaceAll(tail, "\n", "\n      ") + "\n"
 }
 
 // await polls cond until it holds. On timeout it prints ✗ with what was seen, and fails.

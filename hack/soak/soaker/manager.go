@@ -1,13 +1,9 @@
 package soaker
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,7 +27,7 @@ type ManagerConfig struct {
 // on free loopback ports.
 type Manager struct {
 	proc        *localplane.Process
-	out         *syncBuffer
+	out         *localplane.SyncBuffer
 	MetricsAddr string
 	ProbeAddr   string
 	Started     time.Time
@@ -42,19 +38,15 @@ type Manager struct {
 
 // StartManager starts the binary; it does not wait for it to be ready.
 func StartManager(cfg ManagerConfig) (*Manager, error) {
-	metricsPort, err := localplane.FreePort()
+	metricsAddr, err := localplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
-	probePort, err := localplane.FreePort()
+	probeAddr, err := localplane.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{
-		out:         &syncBuffer{},
-		MetricsAddr: "127.0.0.1:" + strconv.Itoa(metricsPort),
-		ProbeAddr:   "127.0.0.1:" + strconv.Itoa(probePort),
-	}
+	m := &Manager{out: &localplane.SyncBuffer{}, MetricsAddr: metricsAddr, ProbeAddr: probeAddr}
 	args := append([]string{"--kubeconfig", cfg.Kubeconfig,
 		"--metrics-bind-address=" + m.MetricsAddr, "--health-probe-bind-address=" + m.ProbeAddr}, cfg.Args...)
 	var w io.Writer = m.out
@@ -76,14 +68,7 @@ func (m *Manager) PID() int { return m.proc.Cmd.Process.Pid }
 func (m *Manager) Done() <-chan struct{} { return m.proc.Done() }
 
 // Exited tells whether the process has exited.
-func (m *Manager) Exited() bool {
-	select {
-	case <-m.proc.Done():
-		return true
-	default:
-		return false
-	}
-}
+func (m *Manager) Exited() bool { return m.proc.Exited() }
 
 // ExitCode is the exit code (128+signal when killed by one); valid once Done is closed.
 func (m *Manager) ExitCode() int { return m.proc.ExitCode() }
@@ -142,7 +127,16 @@ func (m *Manager) LogTail(n int) string {
 }
 
 // Metrics scrapes the process's /metrics.
-func (m *Manager) Metrics(ctx context.Context) (Metrics, error) { return Scrape(ctx, m.MetricsAddr) }
+func (m *Manager) Metrics(ctx context.Context) (localplane.Metrics, error) {
+	return localplane.Scrape(ctx, "http://"+m.MetricsAddr+"/metrics")
+}
+
+// Reconciles is controller_runtime_reconcile_total summed over both binding controllers
+// and every result.
+func Reconciles(m localplane.Metrics) float64 {
+	return m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "resourcebinding"}) +
+		m.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "clusterresourcebinding"})
+}
 
 // Sample is the process's size at one moment.
 type Sample struct {
@@ -170,53 +164,11 @@ func (m *Manager) Sample(ctx context.Context) (Sample, error) {
 	if err != nil {
 		return s, err
 	}
-	g, ok := metrics.Sum("go_goroutines", nil)
-	if !ok {
+	if !metrics.Has("go_goroutines") {
 		return s, fmt.Errorf("no go_goroutines in /metrics")
 	}
-	s.Goroutines = int(g)
-	s.RSSBytes, err = RSS(s.PID)
+	s.Goroutines = int(metrics.Sum("go_goroutines", nil))
+	mem, err := localplane.ReadMemory(s.PID)
+	s.RSSBytes = mem.RSS
 	return s, err
-}
-
-// RSS returns VmRSS of process pid, from /proc/<pid>/status.
-func RSS(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest) // "12345 kB"
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("unexpected VmRSS line %q", sc.Text())
-		}
-		kb, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil {
-			return 0, err
-		}
-		return kb * 1024, nil
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

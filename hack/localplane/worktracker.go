@@ -1,9 +1,9 @@
-package benchkit
+package localplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"sync"
 	"time"
@@ -146,6 +146,9 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-time.After(d):
 	}
 }
+
+// ErrTimeout marks a wait that ran out of time.
+var ErrTimeout = errors.New("timed out")
 
 func (t *WorkTracker) setErr(err error) {
 	t.mu.Lock()
@@ -293,18 +296,4 @@ func (t *WorkTracker) FirstSeen(keys []string) []time.Time {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
 	return out
-}
-
-// SteadyRate is the rate between the 10th and the 90th percentile of arrival times, in
-// items per second: the throughput without the ramp-up and the tail (NaN under 10 items).
-func SteadyRate(times []time.Time) float64 {
-	n := len(times)
-	if n < 10 {
-		return math.NaN()
-	}
-	lo, hi := times[n/10], times[n*9/10-1]
-	if !hi.After(lo) {
-		return math.NaN()
-	}
-	return float64(n*9/10-1-n/10) / hi.Sub(lo).Seconds()
 }
