@@ -9,18 +9,12 @@ import (
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
-// setReplicas gives obj the cluster's share of the binding's replicas, by Karmada's
-// native ReviseReplica (pkg/resourceinterpreter/default/native/revisereplica.go): for a
-// binding that is a workload (isWorkload), the field is set when the template has it
-// (helper.ApplyReplica), and left out when it does not. Other bindings leave the
-// template's own values alone.
+// setReplicas gives obj, the copy of a workload binding's template (reviseReplicas has
+// checked that and refused negative counts), the cluster's share of the replicas, by
+// Karmada's native ReviseReplica (pkg/resourceinterpreter/default/native/revisereplica.go):
+// the field is set when the template has it (helper.ApplyReplica), and left out when it
+// does not.
 func setReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target) error {
-	if !isWorkload(spec) {
-		return nil
-	}
-	if target.Replicas < 0 {
-		return fmt.Errorf("cluster %s is assigned %d replicas; replicas cannot be negative", target.Cluster, target.Replicas)
-	}
 	switch obj.GroupVersionKind().GroupKind().String() {
 	case "Deployment.apps", "StatefulSet.apps", "ReplicaSet.apps":
 		return applyReplica(obj, int64(target.Replicas), "replicas")

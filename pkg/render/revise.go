@@ -23,12 +23,16 @@ type ReplicaReviser interface {
 // returned as it is: it names the hook and the cluster. template is not modified; a hook
 // returns a new object, so only the native rules copy it first.
 func reviseReplicas(template *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target, interpreter ReplicaReviser) (*unstructured.Unstructured, error) {
-	if target.Replicas < 0 && isWorkload(spec) {
-		// Refused whichever hook would revise it, in the words the native rules use.
+	if !isWorkload(spec) {
+		// Not a workload: the template keeps its own replica values.
+		return template.DeepCopy(), nil
+	}
+	if target.Replicas < 0 {
+		// Refused whichever hook would revise it.
 		return nil, fmt.Errorf("setting replicas of %s for cluster %s: cluster %s is assigned %d replicas; replicas cannot be negative",
 			describe(template), target.Cluster, target.Cluster, target.Replicas)
 	}
-	if interpreter != nil && isWorkload(spec) {
+	if interpreter != nil {
 		revised, handled, err := interpreter.ReviseReplica(template, int64(target.Replicas), target.Cluster)
 		if err != nil {
 			return nil, err
