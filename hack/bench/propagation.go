@@ -56,6 +56,15 @@ type loadSpec struct {
 	// Kind is the templates' kind: Deployment ("" too) or benchkit.LuaKind, a custom kind
 	// with the Deployment's body that only the customization's Lua revises.
 	Kind string `json:"kind,omitempty"`
+	// Namespace holds the templates and bindings ("": templateNamespace).
+	Namespace string `json:"namespace,omitempty"`
+}
+
+func (l loadSpec) namespace() string {
+	if l.Namespace == "" {
+		return templateNamespace
+	}
+	return l.Namespace
 }
 
 // lua says whether the load's templates are of the Lua-revised kind.
@@ -237,10 +246,11 @@ func runPropagation(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("propagation", flag.ContinueOnError)
 	var c common
 	c.register(fs, "propagation")
-	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook,interpreter", "comma-separated scenarios: initial, fanout, resync, memory, webhook, interpreter, urgent, flood")
+	scenarios := fs.String("scenarios", "initial,fanout,resync,memory,webhook,interpreter", "comma-separated scenarios: initial, fanout, resync, memory, webhook, interpreter, urgent, flood, scale")
 	urgentChanges := fs.Int("urgent-changes", 20, "urgent and flood: fresh changes made during the backlog, alternately a new binding and a changed one")
 	urgentInterval := fs.Duration("urgent-interval", 250*time.Millisecond, "urgent and flood: time between two fresh changes, the first at the backlog's start")
 	floodBindings := fs.Int("flood-bindings", 5000, "flood: bindings created at once")
+	floodNamespace := fs.String("flood-namespace", "bench-flood", "flood: namespace of the flood's templates and bindings (the fresh changes are in namespace "+templateNamespace+"; the same name puts them in the flood's namespace)")
 	floodClusters := fs.Int("flood-clusters", 1, "flood: member clusters every flood binding targets")
 	bindings := fs.Int("bindings", 1000, "bindings of the initial propagation (one Deployment template each)")
 	clusters := fs.Int("clusters", 10, "member clusters every binding of the initial propagation targets")
@@ -258,6 +268,17 @@ func runPropagation(ctx context.Context, args []string) error {
 	interpreterRounds := fs.Int("interpreter-rounds", 2, "rounds of the interpreter scenario, each a native and a Lua load (ABBA order)")
 	interpreterJSON := fs.String("interpreter-json", filepath.Join("bench", "results", "interpreter.json"),
 		"where the interpreter scenario writes its results as JSON (relative: to the repository root)")
+	scaleBindings := fs.Int("scale-bindings", 10000, "scale: narrow bindings at full size")
+	scaleClusters := fs.Int("scale-clusters", 10, "scale: member clusters every narrow binding targets")
+	scaleWide := fs.Int("scale-wide-clusters", 2000, "scale: member clusters of the one wide binding at full size")
+	scaleDivisor := fs.Int("scale-divisor", 10, "scale: the small run is the full size ÷ this")
+	scaleChanges := fs.Int("scale-changes", 20, "scale: changes made one at a time to the idle fleet, each timed")
+	scaleEnv := fs.String("scale-env", "", "scale: space-separated NAME=value set in the controller's environment (e.g. \"GOMEMLIMIT=700MiB GOGC=100\")")
+	scaleCeiling := fs.Bool("scale-ceiling", true, "scale: also time a plain client creating the narrow Works at each size, for the control plane's CPU per Work")
+	scaleFinalizer := fs.Bool("scale-finalizer", true, "scale: create the bindings with the binding controller's finalizer, as Karmada's detector does (false: the controller adds it, one patch per binding)")
+	scaleUrgent := fs.Bool("scale-urgent", true, "scale: restart the full size a second time and make --urgent-changes fresh changes while it re-verifies")
+	scaleJSON := fs.String("scale-json", filepath.Join("bench", "results", "scale.json"),
+		"where the scale scenario writes its results as JSON (relative: to the repository root)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go run ./hack/bench propagation [flags]\n\n"+
 			"Every load runs on a fresh control plane with a fresh controller process. initial: --bindings ×\n"+
@@ -269,7 +290,10 @@ func runPropagation(ctx context.Context, args []string) error {
 			"load, its resync and a restart behind karmada-webhook's Work mutation (test/workwebhook). interpreter:\n"+
 			"--interpreter-bindings × --interpreter-clusters of a native Deployment and of a custom kind revised by a\n"+
 			"ResourceInterpreterCustomization's Lua, alternating; controller CPU per Work side by side (its own JSON,\n"+
-			"--interpreter-json).\n\nFlags:\n")
+			"--interpreter-json). scale: --scale-bindings × --scale-clusters plus one binding × --scale-wide-clusters,\n"+
+			"against 1/--scale-divisor of it: Works/s, idle-change latency, CPU per sync, memory per Work, restart\n"+
+			"time and requests, control-plane CPU per Work against a plain client, fresh changes during a restart\n"+
+			"(its own JSON, --scale-json).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -278,14 +302,15 @@ func runPropagation(ctx context.Context, args []string) error {
 	want := map[string]bool{}
 	for _, sc := range splitList(*scenarios) {
 		switch sc {
-		case "initial", "fanout", "resync", "memory", "webhook", "interpreter", "urgent", "flood":
+		case "initial", "fanout", "resync", "memory", "webhook", "interpreter", "urgent", "flood", "scale":
 			want[sc] = true
 		default:
 			return fmt.Errorf("--scenarios: unknown scenario %q", sc)
 		}
 	}
 	if *bindings < 1 || *clusters < 1 || *fanoutBindings < 1 || *fanoutClusters < 1 || *creators < 1 || *repeat < 1 ||
-		*interpreterBindings < 1 || *interpreterClusters < 1 || *interpreterRounds < 1 {
+		*interpreterBindings < 1 || *interpreterClusters < 1 || *interpreterRounds < 1 ||
+		*scaleBindings < 1 || *scaleClusters < 1 || *scaleWide < 1 || *scaleDivisor < 1 || *scaleChanges < 1 {
 		return fmt.Errorf("sizes and --creators must be positive")
 	}
 	if *ceilingConcurrency <= 0 {
@@ -396,7 +421,7 @@ func runPropagation(ctx context.Context, args []string) error {
 			record(sp.Label, r)
 		}
 		if want["urgent"] {
-			r, err := p.urgentRun(ctx, sp, initial, 0, *urgentChanges, *urgentInterval)
+			r, err := p.urgentRun(ctx, sp, initial, loadSpec{}, *urgentChanges, *urgentInterval)
 			if err != nil {
 				return err
 			}
@@ -405,7 +430,8 @@ func runPropagation(ctx context.Context, args []string) error {
 		if want["flood"] {
 			// The changed bindings exist and are current before the flood.
 			pre := loadSpec{Name: "flood", Bindings: *urgentChanges / 2, Clusters: *floodClusters, PerBinding: *floodClusters}
-			r, err := p.urgentRun(ctx, sp, pre, *floodBindings, *urgentChanges, *urgentInterval)
+			r, err := p.urgentRun(ctx, sp, pre, loadSpec{Name: "flood-wave", Bindings: *floodBindings, Clusters: *floodClusters,
+				PerBinding: *floodClusters, Namespace: *floodNamespace}, *urgentChanges, *urgentInterval)
 			if err != nil {
 				return err
 			}
@@ -418,18 +444,33 @@ func runPropagation(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	var scale *scaleReport
+	if want["scale"] {
+		o := scaleOptions{load: scaleLoad{Bindings: *scaleBindings, Clusters: *scaleClusters, WideClusters: *scaleWide},
+			divisor: *scaleDivisor, changes: *scaleChanges, env: strings.Fields(*scaleEnv), ceiling: *scaleCeiling,
+			urgent: *scaleUrgent, finalizer: *scaleFinalizer, urgentChanges: *urgentChanges, urgentInterval: *urgentInterval}
+		if scale, err = p.scaleScenario(ctx, specs[0], o); err != nil {
+			return err
+		}
+	}
 	rep.Finished = time.Now()
 	rep.Machine.Finish()
+	if scale != nil {
+		scale.Finished = rep.Finished
+		if err := printScale(scale, *scaleJSON); err != nil {
+			return err
+		}
+	}
 	if interp != nil {
 		if err := printInterpreter(interp, specs, *interpreterJSON); err != nil {
 			return err
 		}
-		if len(want) == 1 {
-			// Only the interpreter scenario ran: its JSON is the report, and the
-			// propagation results of a full run stay as they are.
-			fmt.Printf("load average at end: %s; total %s\n", rep.Machine.LoadAvgEnd, benchkit.Dur(rep.Finished.Sub(rep.Started)))
-			return nil
-		}
+	}
+	if len(want) == 1 && (interp != nil || scale != nil) {
+		// Only a scenario with its own JSON ran: that is the report, and the propagation
+		// results of a full run stay as they are.
+		fmt.Printf("load average at end: %s; total %s\n", rep.Machine.LoadAvgEnd, benchkit.Dur(rep.Finished.Sub(rep.Started)))
+		return nil
 	}
 
 	rep.Notes = propagationNotes(p, *ceilingConcurrency, *ceilingQPS)
@@ -439,7 +480,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	fmt.Println()
 	for _, u := range rep.Urgent {
 		fmt.Printf("urgent %-7s %-18s %s%s: %d fresh changes every %s, latency p50 %s p99 %s (target p99 ≤ 1s); backlog %s\n",
-			u.Scenario, u.Controller, u.Load, floodText(u.Flood), len(u.Changes), u.Interval,
+			u.Scenario, u.Controller, u.Load, floodText(u), len(u.Changes), u.Interval,
 			benchkit.Dur(u.P50), benchkit.Dur(u.P99), benchkit.Dur(u.Backlog))
 	}
 	for _, n := range rep.Notes {
@@ -493,7 +534,7 @@ func (p *propagation) newPlane(label string, load loadSpec) (*benchkit.Plane, er
 // Deployments' bodies as the API server defaults them (a dry run), so that both kinds'
 // Works carry the same manifest.
 func (p *propagation) prepare(ctx context.Context, plane *benchkit.Plane, load loadSpec) ([]*appsv1.Deployment, []workv1alpha2.ObjectReference, error) {
-	nss := append(benchkit.ExecutionNamespaces(benchkit.Members(load.Clusters)), templateNamespace, canaryNamespace)
+	nss := append(benchkit.ExecutionNamespaces(benchkit.Members(load.Clusters)), load.namespace(), canaryNamespace)
 	if err := plane.CreateNamespaces(ctx, nss); err != nil {
 		return nil, nil, fmt.Errorf("creating namespaces: %w", err)
 	}
@@ -506,7 +547,7 @@ func (p *propagation) prepare(ctx context.Context, plane *benchkit.Plane, load l
 	refs := make([]workv1alpha2.ObjectReference, load.Bindings)
 	t := time.Now()
 	err := benchkit.Parallel(ctx, load.Bindings, 16, func(ctx context.Context, i int) error {
-		d := benchkit.Deployment(templateNamespace, templateName(i), int32(load.PerBinding), load.PadEnv)
+		d := benchkit.Deployment(load.namespace(), templateName(i), int32(load.PerBinding), load.PadEnv)
 		ref, err := p.createTemplate(ctx, plane, load, d)
 		if err != nil {
 			return fmt.Errorf("creating template %s: %w", d.Name, err)
@@ -607,28 +648,16 @@ func requestDelta(before, after localplane.Metrics, auditLog string, from, to in
 func (p *propagation) controllerRun(ctx context.Context, spec benchkit.ControllerSpec, load loadSpec, resync bool) (*runResult, error) {
 	label := spec.Label + " " + load.Name
 	res := &runResult{Controller: spec.Label, Load: load, Works: load.works()}
-	plane, err := p.newPlane(label, load)
+	env, err := p.setUp(ctx, label, load, nil)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer p.stopPlane(label, plane, cancel)
-	_, kubeconfig, err := plane.AddUser(benchkit.ControllerUser, -1, 0)
-	if err != nil {
+	defer env.stop()
+	plane, kubeconfig, tracker := env.plane, env.kubeconfig, env.tracker
+	if res.ManifestBytes, err = benchkit.ManifestBytes(env.templates[0]); err != nil {
 		return nil, err
 	}
-	templates, refs, err := p.prepare(ctx, plane, load)
-	if err != nil {
-		return nil, err
-	}
-	if res.ManifestBytes, err = benchkit.ManifestBytes(templates[0]); err != nil {
-		return nil, err
-	}
-	bindings, keys := p.bindingsFor(load, refs)
-	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)
-	if err != nil {
-		return nil, err
-	}
+	bindings, keys := p.bindingsFor(load, env.refs)
 
 	res.Log = filepath.Join(plane.Dir, "controller.log")
 	ctl, err := benchkit.StartController(ctx, spec, kubeconfig, res.Log)

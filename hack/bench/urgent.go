@@ -30,103 +30,137 @@ type urgentChange struct {
 // urgentResult is the latency of fresh changes behind one backlog: a restart's
 // re-verification of Bindings × Clusters current Works, or a flood of new bindings.
 type urgentResult struct {
-	Controller string         `json:"controller"`
-	Command    []string       `json:"command"`
-	Scenario   string         `json:"scenario"` // "restart" or "flood"
-	Load       loadSpec       `json:"load"`     // current before the backlog began
-	Flood      int            `json:"floodBindings,omitempty"`
-	Interval   time.Duration  `json:"intervalNs"`
-	Changes    []urgentChange `json:"changes"`
-	P50        time.Duration  `json:"p50Ns"`
-	P99        time.Duration  `json:"p99Ns"`
-	Max        time.Duration  `json:"maxNs"`
-	// Backlog is how long the backlog took: restart, from process start until the
+	Controller string   `json:"controller"`
+	Command    []string `json:"command"`
+	Scenario   string   `json:"scenario"` // "restart" or "flood"
+	Load       loadSpec `json:"load"`     // current before the backlog began
+	Flood      int      `json:"floodBindings,omitempty"`
+	// FloodNamespace holds the flood's bindings; the fresh changes are in templateNamespace.
+	FloodNamespace string         `json:"floodNamespace,omitempty"`
+	Interval       time.Duration  `json:"intervalNs"`
+	Changes        []urgentChange `json:"changes"`
+	P50            time.Duration  `json:"p50Ns"`
+	P99            time.Duration  `json:"p99Ns"`
+	Max            time.Duration  `json:"maxNs"`
+	// FirstSync is, for a restart, process start → the first reconcile: the caches'
+	// initial lists, before which no change can be synced.
+	FirstSync time.Duration `json:"firstSyncNs,omitempty"`
+	// Backlog is how long the backlog took: restart, from the first sync until the
 	// controller went quiet; flood, from the first create until every flood Work existed.
 	Backlog time.Duration `json:"backlogNs"`
 	Log     string        `json:"log"`
 	Error   string        `json:"error,omitempty"`
+
+	// floodKeys are the flood's Works and floodDone reports its creates (flood only).
+	floodKeys []string
+	floodDone <-chan error
 }
 
-// urgentRun makes the load current, then starts the backlog (a restart, or flood new
-// bindings created at once) and during it makes changes fresh changes, one every
-// interval, alternately a new binding and a changed one (replicas doubled), and times
-// each until its Works are written.
-func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpec, load loadSpec, flood, changes int,
+// urgentRun makes the load current, then starts the backlog (a restart, or the flood's
+// bindings created at once) and during it makes fresh changes (urgentDuring).
+func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpec, load, flood loadSpec, changes int,
 	interval time.Duration) (*urgentResult, error) {
 	scenario := "restart"
-	if flood > 0 {
+	if flood.Bindings > 0 {
 		scenario = "flood"
 	}
 	label := spec.Label + " urgent-" + scenario
-	res := &urgentResult{Controller: spec.Label, Scenario: scenario, Load: load, Flood: flood, Interval: interval}
-	plane, err := p.newPlane(label, load)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer p.stopPlane(label, plane, cancel)
-	_, kubeconfig, err := plane.AddUser(benchkit.ControllerUser, -1, 0)
-	if err != nil {
-		return nil, err
-	}
+	res := &urgentResult{Controller: spec.Label, Scenario: scenario, Load: load, Flood: flood.Bindings, FloodNamespace: flood.Namespace, Interval: interval}
 	fresh := changes - changes/2
 	all := load
-	all.Bindings = load.Bindings + fresh + flood
-	_, refs, err := p.prepare(ctx, plane, all)
+	all.Bindings = load.Bindings + fresh
+	env, err := p.setUp(ctx, label, all, nil)
 	if err != nil {
 		return nil, err
 	}
-	bindings, keys := p.bindingsFor(all, refs)
+	defer env.stop()
+	bindings, keys := p.bindingsFor(all, env.refs)
+	var floodBindings []*workv1alpha2.ResourceBinding
+	if flood.Bindings > 0 {
+		_, refs, err := p.prepare(ctx, env.plane, flood)
+		if err != nil {
+			return nil, err
+		}
+		floodBindings, res.floodKeys = p.bindingsFor(flood, refs)
+	}
 	per := load.PerBinding
-	keysOf := func(i int) []string { return keys[i*per : (i+1)*per] }
-	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	res.Log = filepath.Join(plane.Dir, "controller.log")
-	ctl, err := benchkit.StartController(ctx, spec, kubeconfig, res.Log)
+	res.Log = filepath.Join(env.plane.Dir, "controller.log")
+	ctl, err := env.startController(ctx, spec, res.Log)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = ctl.Stop() }()
-	if err := p.canary(ctx, plane, tracker, load); err != nil {
+	if err := p.canary(ctx, env.plane, env.tracker, load); err != nil {
 		return nil, fmt.Errorf("%s: %w; log tail:\n%s", label, err, ctl.Proc.LogTail(20))
 	}
 	logf("%s: making %s current", label, load)
-	timing, _, err := p.createAndTime(ctx, label, tracker, keys[:load.Bindings*per], load.Bindings, p.creators,
-		func(ctx context.Context, i int) error { return plane.Client.Create(ctx, bindings[i]) })
+	timing, _, err := p.createAndTime(ctx, label, env.tracker, keys[:load.Bindings*per], load.Bindings, p.creators,
+		func(ctx context.Context, i int) error { return env.plane.Client.Create(ctx, bindings[i]) })
 	if err != nil {
 		return nil, err
 	}
 	if timing.TimedOut {
 		return nil, fmt.Errorf("%s: only %d of %d Works became current", label, timing.Seen, load.works())
 	}
-	if _, err := ctl.WaitQuiet(ctx, plane.AuditLog, time.Second, time.Minute); err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+	if _, err := ctl.WaitQuiet(ctx, env.plane.AuditLog, time.Second, time.Minute); err != nil && !errors.Is(err, benchkit.ErrTimeout) {
 		return nil, err
 	}
-
-	var backlogStart time.Time
-	floodDone := make(chan error, 1)
-	floodKeys := keys[(load.Bindings+fresh)*per:]
-	if flood == 0 {
+	if flood.Bindings == 0 {
 		if err := ctl.Stop(); err != nil {
 			logf("%s: %v", label, err)
 		}
-		res.Log = filepath.Join(plane.Dir, "controller-restarted.log")
-		backlogStart = time.Now()
-		logf("%s: restarting the controller on %d current Works", label, load.works())
-		if ctl, err = benchkit.StartController(ctx, spec, kubeconfig, res.Log); err != nil {
-			return nil, err
-		}
-		logf("%s: ready %s after process start", label, benchkit.Dur(time.Since(backlogStart)))
-	} else {
-		backlogStart = time.Now()
-		logf("%s: creating %d bindings at once (%d creators) → %d Works", label, flood, p.creators, len(floodKeys))
+		res.Log = filepath.Join(env.plane.Dir, "controller-restarted.log")
+		err = p.urgentDuring(ctx, env, res, bindings, keys, load.Bindings, changes, func() (*benchkit.Controller, time.Time, error) {
+			start := time.Now()
+			logf("%s: restarting the controller on %d current Works", label, load.works())
+			c, err := env.startController(ctx, spec, res.Log)
+			return c, start, err
+		})
+		return res, err
+	}
+	floodDone := make(chan error, 1)
+	res.floodDone = floodDone
+	err = p.urgentDuring(ctx, env, res, bindings, keys, load.Bindings, changes, func() (*benchkit.Controller, time.Time, error) {
+		logf("%s: creating %d bindings in namespace %s at once (%d creators) → %d Works", label, flood.Bindings, flood.namespace(), p.creators, len(res.floodKeys))
 		go func() {
-			floodDone <- benchkit.Parallel(ctx, flood, p.creators, func(ctx context.Context, i int) error {
-				return plane.Client.Create(ctx, bindings[load.Bindings+fresh+i])
+			floodDone <- benchkit.Parallel(ctx, flood.Bindings, p.creators, func(ctx context.Context, i int) error {
+				return env.plane.Client.Create(ctx, floodBindings[i])
 			})
 		}()
+		return ctl, time.Now(), nil
+	})
+	return res, err
+}
+
+// urgentDuring starts a backlog (begin: a restart, or a flood already running, and the
+// controller working through it) and during it makes changes fresh changes, one
+// every res.Interval, alternately a new binding (bindings[current], [current+1], …) and
+// a changed one (replicas doubled, spread over bindings[:current]), and times each until
+// its Works are written. For a restart the schedule starts at the first sync after
+// process start, when the re-verification begins; the time before it is res.FirstSync.
+func (p *propagation) urgentDuring(ctx context.Context, env *runEnv, res *urgentResult, bindings []*workv1alpha2.ResourceBinding,
+	keys []string, current, changes int, begin func() (*benchkit.Controller, time.Time, error)) error {
+	per := len(keys) / len(bindings)
+	keysOf := func(i int) []string { return keys[i*per : (i+1)*per] }
+	tracker := env.tracker
+	ctl, backlogStart, err := begin()
+	if err != nil {
+		return err
+	}
+	if res.floodDone == nil {
+		defer func() { _ = ctl.Stop() }()
+		processStart := backlogStart
+		err := benchkit.Poll(ctx, 10*time.Millisecond, p.phaseTimeout, "waiting for the restarted controller's first sync",
+			func(ctx context.Context) (bool, error) {
+				s, err := ctl.Scrape(ctx)
+				return err == nil && reconciles(s) > 0, nil
+			})
+		if err != nil {
+			return err
+		}
+		backlogStart = time.Now()
+		res.FirstSync = backlogStart.Sub(processStart)
+		logf("urgent: first sync %s after process start; the fresh changes begin", benchkit.Dur(res.FirstSync))
 	}
 	res.Command = ctl.Argv
 
@@ -139,24 +173,24 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 	}
 	waits := make([]pending, changes)
 	for n := 0; n < changes; n++ {
-		if d := time.Until(backlogStart.Add(time.Duration(n) * interval)); d > 0 && n > 0 {
+		if d := time.Until(backlogStart.Add(time.Duration(n) * res.Interval)); d > 0 && n > 0 {
 			select {
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return ctx.Err()
 			case <-time.After(d):
 			}
 		}
 		c := urgentChange{At: time.Since(backlogStart)}
 		if n%2 == 0 {
-			i := load.Bindings + n/2
+			i := current + n/2
 			c.Kind, c.Binding = "new", bindings[i].Name
 			waits[n] = pending{keys: keysOf(i), sent: time.Now()}
-			if err := plane.Client.Create(ctx, bindings[i]); err != nil {
-				return nil, fmt.Errorf("creating urgent binding %s: %w", c.Binding, err)
+			if err := env.plane.Client.Create(ctx, bindings[i]); err != nil {
+				return fmt.Errorf("creating urgent binding %s: %w", c.Binding, err)
 			}
 		} else {
 			// Spread over the bindings, so that some are early in the backlog and some late.
-			i := (n / 2) * load.Bindings / (changes / 2)
+			i := (n / 2) * current / (changes / 2)
 			c.Kind, c.Binding = "changed", bindings[i].Name
 			w := pending{keys: keysOf(i), before: map[string]int64{}}
 			for _, k := range w.keys {
@@ -165,8 +199,8 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 			w.sent = time.Now()
 			rb := &workv1alpha2.ResourceBinding{}
 			rb.Namespace, rb.Name = bindings[i].Namespace, bindings[i].Name
-			if err := plane.Client.Patch(ctx, rb, doubleReplicas(bindings[i])); err != nil {
-				return nil, fmt.Errorf("changing urgent binding %s: %w", c.Binding, err)
+			if err := env.plane.Client.Patch(ctx, rb, doubleReplicas(bindings[i])); err != nil {
+				return fmt.Errorf("changing urgent binding %s: %w", c.Binding, err)
 			}
 			waits[n] = w
 		}
@@ -201,7 +235,7 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 		return true
 	})
 	if err != nil && !errors.Is(err, benchkit.ErrTimeout) {
-		return nil, err
+		return err
 	}
 	var lat []time.Duration
 	_ = tracker.Wait(ctx, 0, func(get func(string) *localplane.WorkState) bool {
@@ -225,29 +259,27 @@ func (p *propagation) urgentRun(ctx context.Context, spec benchkit.ControllerSpe
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	res.P50, res.P99, res.Max = percentile(lat, 0.50), percentile(lat, 0.99), lat[len(lat)-1]
 
-	if flood == 0 {
-		quiet, err := ctl.WaitQuiet(ctx, plane.AuditLog, time.Second, p.phaseTimeout)
-		if err != nil && !errors.Is(err, benchkit.ErrTimeout) {
-			return nil, err
+	if res.floodDone == nil {
+		if _, err := ctl.WaitQuiet(ctx, env.plane.AuditLog, time.Second, p.phaseTimeout); err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+			return err
 		}
-		_ = quiet
 		res.Backlog = time.Since(backlogStart) - time.Second
 	} else {
-		if err := <-floodDone; err != nil {
-			return nil, fmt.Errorf("flood: %w", err)
+		if err := <-res.floodDone; err != nil {
+			return fmt.Errorf("flood: %w", err)
 		}
-		arrival, err := tracker.WaitAll(ctx, floodKeys, p.phaseTimeout)
+		arrival, err := tracker.WaitAll(ctx, res.floodKeys, p.phaseTimeout)
 		if err != nil && !errors.Is(err, benchkit.ErrTimeout) {
-			return nil, err
+			return err
 		}
 		res.Backlog = arrival.Last.Sub(backlogStart)
 	}
-	logf("%s: %d urgent changes (every %s): latency p50 %s, p99 %s, max %s; the backlog took %s",
-		label, changes, interval, benchkit.Dur(res.P50), benchkit.Dur(res.P99), benchkit.Dur(res.Max), benchkit.Dur(res.Backlog))
+	logf("urgent %s: %d fresh changes (every %s): latency p50 %s, p99 %s, max %s; the backlog took %s",
+		res.Scenario, changes, res.Interval, benchkit.Dur(res.P50), benchkit.Dur(res.P99), benchkit.Dur(res.Max), benchkit.Dur(res.Backlog))
 	for _, c := range res.Changes {
-		logf("%s:   %-7s %-22s at %8s: %s", label, c.Kind, c.Binding, benchkit.Dur(c.At), benchkit.Dur(c.Latency))
+		logf("urgent %s:   %-7s %-22s at %8s: %s", res.Scenario, c.Kind, c.Binding, benchkit.Dur(c.At), benchkit.Dur(c.Latency))
 	}
-	return res, nil
+	return nil
 }
 
 // percentile of sorted, nearest rank.
@@ -278,9 +310,9 @@ func doubleReplicas(rb *workv1alpha2.ResourceBinding) client.Patch {
 		[]byte(fmt.Sprintf(`{"spec":{"replicas":%d,"clusters":[%s]}}`, total, strings.Join(parts, ","))))
 }
 
-func floodText(n int) string {
-	if n == 0 {
+func floodText(u *urgentResult) string {
+	if u.Flood == 0 {
 		return ", restarted"
 	}
-	return fmt.Sprintf(", then %d bindings at once", n)
+	return fmt.Sprintf(", then %d bindings at once in namespace %s", u.Flood, u.FloodNamespace)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -55,6 +56,15 @@ type WorkTracker struct {
 	state   map[string]*WorkState // namespace/name
 	changed chan struct{}
 	err     error
+	// arrivals are the WaitAll calls waiting, each told of the keys it waits for as they
+	// first appear: a wait for 100,000 Works costs a map lookup per event, not a pass
+	// over every key on every event.
+	arrivals []*arrivalWait
+}
+
+type arrivalWait struct {
+	pending map[string]struct{}
+	done    chan struct{}
 }
 
 // StartWorkTracker lists the Works and watches them until ctx ends.
@@ -186,6 +196,7 @@ func (t *WorkTracker) applyLocked(typ watch.EventType, obj *metav1.PartialObject
 	}
 	if st.FirstSeen.IsZero() {
 		st.FirstSeen = at
+		t.arrivedLocked(key)
 	}
 	st.UID, st.Terminating, st.Labels = obj.UID, terminating, obj.Labels
 	st.Events = append(st.Events, WorkEvent{Type: typ, UID: obj.UID, Labels: obj.Labels, Terminating: terminating, At: at})
@@ -250,25 +261,58 @@ type Arrival struct {
 
 // WaitAll waits until every key has been seen (an object existed), or timeout.
 func (t *WorkTracker) WaitAll(ctx context.Context, keys []string, timeout time.Duration) (Arrival, error) {
+	w := &arrivalWait{pending: map[string]struct{}{}, done: make(chan struct{})}
+	t.mu.Lock()
+	for _, k := range keys {
+		if st := t.state[k]; st == nil || st.FirstSeen.IsZero() {
+			w.pending[k] = struct{}{}
+		}
+	}
+	if len(w.pending) == 0 {
+		close(w.done)
+	} else {
+		t.arrivals = append(t.arrivals, w)
+	}
+	t.mu.Unlock()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	var err error
+	select {
+	case <-w.done: // seen already: a zero timeout must not win the race
+	default:
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-deadline.C:
+			err = ErrTimeout
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.arrivals = slices.DeleteFunc(t.arrivals, func(x *arrivalWait) bool { return x == w })
 	a := Arrival{Expected: len(keys)}
-	pending := append([]string(nil), keys...)
-	err := t.Wait(ctx, timeout, func(get func(string) *WorkState) bool {
-		rest := pending[:0]
-		for _, k := range pending {
-			st := get(k)
-			if st.FirstSeen.IsZero() {
-				rest = append(rest, k)
-				continue
-			}
+	for _, k := range keys {
+		if st := t.state[k]; st != nil && !st.FirstSeen.IsZero() {
 			a.Seen++
 			if st.FirstSeen.After(a.Last) {
 				a.Last = st.FirstSeen
 			}
 		}
-		pending = rest
-		return len(pending) == 0
-	})
+	}
 	return a, err
+}
+
+// arrivedLocked tells the waiting WaitAll calls that key was seen for the first time.
+func (t *WorkTracker) arrivedLocked(key string) {
+	for _, w := range t.arrivals {
+		if _, ok := w.pending[key]; ok {
+			delete(w.pending, key)
+			if len(w.pending) == 0 {
+				close(w.done)
+			}
+		}
+	}
 }
 
 // Seen counts the keys an object was ever seen for.

@@ -15,8 +15,8 @@ import (
 const primingTimeout = 2 * time.Minute
 
 // primeLedgerOnStart fills the ledger from a paged list of the Works once this process
-// leads, before its first sync: a restart then costs a few list requests instead of one
-// read per Work. Syncs wait for it (Reconcile); a failure only costs those reads.
+// leads: a restart then costs a few list requests instead of one read per Work.
+// Re-verifications wait for it (awaitPriming); a failure only costs those reads.
 func primeLedgerOnStart(mgr ctrl.Manager, ledger *workapply.Ledger) error {
 	ledger.ExpectPriming()
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
@@ -33,4 +33,48 @@ func primeLedgerOnStart(mgr ctrl.Manager, ledger *workapply.Ledger) error {
 		logger.Info("Primed the Work ledger")
 		return nil
 	}))
+}
+
+// awaitPriming tells whether req may be synced now. Before the ledger is primed, a
+// re-verification the initial lists queued is parked, without holding a worker, until
+// priming is over (releaseParkedOncePrimed): synced now, it would read each of its Works
+// that priming is about to vouch for. A fresh change (a watch event after start, at the
+// queue's normal priority or above) is synced at once: the few Works it concerns that the
+// ledger does not know yet are read live, and it does not wait behind a re-verification
+// of the whole fleet. Called directly, without the controller's queue, Reconcile waits
+// for priming as a whole.
+func (r *Reconciler) awaitPriming(ctx context.Context, req ctrl.Request) (bool, error) {
+	select {
+	case <-r.Ledger.Primed():
+		return true, nil
+	default:
+	}
+	if r.queue == nil {
+		select {
+		case <-r.Ledger.Primed():
+			return true, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	if r.queue.lowPriority(req) && r.parking.park(req) {
+		return false, nil
+	}
+	return true, nil
+}
+
+// releaseParkedOncePrimed re-queues the parked re-verifications once the ledger is primed
+// and the controller's queue exists.
+func (r *Reconciler) releaseParkedOncePrimed(ctx context.Context) error {
+	for _, ready := range []<-chan struct{}{r.Ledger.Primed(), r.queueReady} {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	n := r.parking.release(r.queue)
+	ctrl.LoggerFrom(ctx).Info("Re-queued the re-verifications parked until the Work ledger was primed",
+		"controllerKind", string(r.Kind), "bindings", n)
+	return nil
 }

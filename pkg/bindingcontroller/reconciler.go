@@ -67,6 +67,12 @@ type Reconciler struct {
 	stuck         *stuckWarnings
 	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
 	watchesWorks bool
+	// queue is the controller's queue, set once it starts (queueReady closed); nil when
+	// Reconcile is called directly.
+	queue      *bindingQueue
+	queueReady chan struct{}
+	// parking holds the re-verifications that came up before the ledger was primed.
+	parking *primingParking
 	// released are the bindings whose finalizer this process let go. The cache may still
 	// show such a binding alive for a moment after it is gone, and a sync of that stale
 	// copy would write Works nobody will ever delete.
@@ -97,15 +103,15 @@ func NewReconciler(r Reconciler) *Reconciler {
 	r.watchesWorks = true
 	r.released = recent.NewUIDs(releasedMemory)
 	r.stuck = newStuckWarnings()
+	r.queueReady = make(chan struct{})
+	r.parking = &primingParking{}
 	return &r
 }
 
 // Reconcile only fetches and dispatches; the phases live in sync.go and delete.go.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	select {
-	case <-r.Ledger.Primed():
-	case <-ctx.Done():
-		return ctrl.Result{}, ctx.Err()
+	if ready, err := r.awaitPriming(ctx, req); !ready {
+		return ctrl.Result{}, err
 	}
 	k := bindingAPIOf(r.Kind)
 	obj := k.newObject()

@@ -55,6 +55,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("creating a discovery client: %w", err)
 	}
 	templateKinds := cacheable.NewKinds(discovery, mgr.GetAPIReader())
+	warmer := &templateCacheWarmer{cache: mgr.GetCache(), mapper: mgr.GetRESTMapper(), kinds: templateKinds, log: mgr.GetLogger()}
 	for _, c := range []struct {
 		name    string
 		kind    render.BindingKind
@@ -69,6 +70,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		if c.workers <= 0 {
 			c.workers = 5
 		}
+		warmer.bindings = append(warmer.bindings, bindingAPIOf(c.kind))
 		r := NewReconciler(Reconciler{
 			Client:                     mgr.GetClient(),
 			APIReader:                  mgr.GetAPIReader(),
@@ -88,6 +90,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		})
 		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
+		}
+	}
+	if len(warmer.bindings) > 0 {
+		if err := mgr.Add(warmer); err != nil {
+			return err
 		}
 	}
 	return nil

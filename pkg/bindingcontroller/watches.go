@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -25,7 +26,12 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionOrMetadataChanged()))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter})
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter,
+			NewQueue: func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+				r.queue = newBindingQueue(name, limiter, mgr.GetLogger())
+				close(r.queueReady)
+				return r.queue
+			}})
 	if r.PoliciesServed {
 		b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy)).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy))
@@ -40,6 +46,12 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	if watchWorks {
 		// Metadata only: the cache's memory must not grow with manifest size.
 		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOwning), builder.WithPredicates(workChanged(r.bindingNotCached)))
+	}
+	release := func(ctx context.Context) error {
+		return r.releaseParkedOncePrimed(ctrl.LoggerInto(ctx, mgr.GetLogger()))
+	}
+	if err := mgr.Add(manager.RunnableFunc(release)); err != nil {
+		return err
 	}
 	return b.Complete(r)
 }

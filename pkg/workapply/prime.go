@@ -12,9 +12,9 @@ import (
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 )
 
-// primePageSize bounds how many whole Works (manifests included) are held at once while
-// priming.
-const primePageSize = 250
+// primePageSize bounds how many whole Works (manifests included) one page holds; priming
+// holds at most two pages at once, the one it reads and the one it vouches for.
+const primePageSize = 500
 
 // ExpectPriming makes Primed wait until PrimingDone is called. Call it before the
 // ledger is used.
@@ -35,22 +35,44 @@ func (l *Ledger) Primed() <-chan struct{} { return l.primed }
 // whose spec differs from what is desired is read and updated as before. Entries this
 // process already holds are kept: they are as fresh. It returns how many Works it added.
 func (l *Ledger) Prime(ctx context.Context, reader client.Reader) (int, error) {
-	added := 0
-	list := &workv1alpha1.WorkList{}
-	for {
-		if err := reader.List(ctx, list, client.Limit(primePageSize), client.Continue(list.Continue)); err != nil {
-			return added, fmt.Errorf("listing works: %w", err)
+	// The next page is fetched while this one is vouched for: the API server encodes one
+	// while this process decodes the other, instead of each waiting on the other.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type page struct {
+		list *workv1alpha1.WorkList
+		err  error
+	}
+	pages := make(chan page, 1)
+	go func() {
+		defer close(pages)
+		next := ""
+		for {
+			list := &workv1alpha1.WorkList{}
+			err := reader.List(ctx, list, client.Limit(primePageSize), client.Continue(next))
+			select {
+			case pages <- page{list, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || list.Continue == "" {
+				return
+			}
+			next = list.Continue
 		}
-		for i := range list.Items {
-			if l.vouchFor(&list.Items[i]) {
+	}()
+	added := 0
+	for p := range pages {
+		if p.err != nil {
+			return added, fmt.Errorf("listing works: %w", p.err)
+		}
+		for i := range p.list.Items {
+			if l.vouchFor(&p.list.Items[i]) {
 				added++
 			}
 		}
-		if list.Continue == "" {
-			return added, nil
-		}
-		list.Items = nil
 	}
+	return added, ctx.Err()
 }
 
 func (l *Ledger) vouchFor(work *workv1alpha1.Work) bool {

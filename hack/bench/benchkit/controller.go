@@ -17,6 +17,8 @@ type ControllerSpec struct {
 	Label  string
 	Binary string
 	Args   []string
+	// Env is set in the environment of Binary (NAME=value), e.g. GOMEMLIMIT or GOGC.
+	Env []string
 	// Command is run through /bin/sh (exec); {kubeconfig}, {metrics} and {probe} are
 	// replaced by the kubeconfig path and two free 127.0.0.1 addresses. Without
 	// {metrics} the controller's own metrics are not scraped; without {probe} readiness is
@@ -50,6 +52,10 @@ func StartController(ctx context.Context, spec ControllerSpec, kubeconfig, logPa
 	if spec.Command == "" {
 		c.Argv = append([]string{spec.Binary, "--kubeconfig", kubeconfig, "--leader-elect=false",
 			"--metrics-bind-address=" + metrics, "--health-probe-bind-address=" + probe}, spec.Args...)
+		if len(spec.Env) > 0 {
+			// env(1) execs the binary in its place: the process measured is the controller.
+			c.Argv = append(append([]string{"/usr/bin/env"}, spec.Env...), c.Argv...)
+		}
 		c.MetricsURL = "http://" + metrics + "/metrics"
 		c.ReadyURL = "http://" + probe + "/readyz"
 		c.Proc, err = StartProcess(c.Argv, logPath)

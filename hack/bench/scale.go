@@ -1,0 +1,401 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/hack/localplane"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/names"
+)
+
+// Targets of the scale scenario (issue #15).
+const (
+	targetScaleGrowth  = 1.3      // every per-Work and per-sync figure, full size ÷ 1/divisor size, at most
+	targetRSSPerWork   = 8 * 1024 // bytes of controller RSS per cached Work, all in, at most
+	scaleWideTemplate  = "wide"
+	scaleFreshTemplate = "fresh-%05d"
+)
+
+// scaleLoad is the scale scenario's load at one size: Bindings bindings of Clusters
+// clusters each, and one binding of WideClusters clusters.
+type scaleLoad struct {
+	Name         string `json:"name"`
+	Bindings     int    `json:"bindings"`
+	Clusters     int    `json:"clusters"`
+	WideClusters int    `json:"wideClusters"`
+}
+
+func (l scaleLoad) works() int { return l.Bindings*l.Clusters + l.WideClusters }
+
+func (l scaleLoad) String() string {
+	return fmt.Sprintf("%d bindings × %d clusters + 1 × %d = %d Works", l.Bindings, l.Clusters, l.WideClusters, l.works())
+}
+
+// scaleRun is what one size of the scale scenario measured.
+type scaleRun struct {
+	Load    scaleLoad `json:"load"`
+	Command []string  `json:"command"`
+	Env     []string  `json:"env,omitempty"`
+	// Finalizer: the bindings were created with the binding controller's finalizer.
+	Finalizer bool `json:"bindingsCreatedWithFinalizer"`
+	// Initial is the initial propagation: every binding created at once, timed until
+	// every Work exists; WideElapsed is the wide binding's share of it.
+	Initial     arrivalTiming `json:"initial"`
+	WideElapsed time.Duration `json:"wideElapsedNs"`
+	// Syncs is how many reconciles the initial propagation took, CPUSeconds the
+	// controller's CPU over it, PlaneCPUSeconds kube-apiserver's and etcd's.
+	Syncs           float64       `json:"syncs"`
+	CPUSeconds      float64       `json:"cpuSeconds"`
+	PlaneCPUSeconds float64       `json:"controlPlaneCpuSeconds"`
+	Requests        requestCounts `json:"requests"`
+	// Memory is read with every Work cached, once two garbage collections completed.
+	Memory memReading `json:"memory"`
+	// Idle is the latency of changes made one at a time to an idle fleet, each from the
+	// change sent to the last of its binding's Works at the new generation.
+	Idle    []time.Duration `json:"idleNs"`
+	IdleP50 time.Duration   `json:"idleP50Ns"`
+	IdleP99 time.Duration   `json:"idleP99Ns"`
+	// Restart is a fresh process re-verifying every binding.
+	Restart *restartResult `json:"restart,omitempty"`
+	// Ceiling is a plain client creating the same narrow Works on a fresh plane.
+	Ceiling *ceilingResult `json:"ceiling,omitempty"`
+	Log     string         `json:"log"`
+}
+
+// restartResult is a fresh controller process on bindings whose Works are all current.
+type restartResult struct {
+	Bindings int `json:"bindings"`
+	// FirstSync is process start → first reconcile (caches listed, workers started);
+	// Steady is process start → every binding reconciled and the controller quiet.
+	FirstSync  time.Duration `json:"firstSyncNs"`
+	Reconciled time.Duration `json:"reconciledNs"`
+	Steady     time.Duration `json:"steadyNs"`
+	Requests   requestCounts `json:"requests"`
+}
+
+type scaleReport struct {
+	*session
+	Divisor int         `json:"divisor"`
+	Runs    []*scaleRun `json:"runs"` // 1/divisor size, then full size
+	// Urgent is the latency of fresh changes during the full size's second restart.
+	Urgent   *urgentResult `json:"urgent,omitempty"`
+	Figures  []figure      `json:"figures"`
+	Notes    []string      `json:"notes"`
+	Finished time.Time     `json:"finished"`
+}
+
+type scaleOptions struct {
+	load    scaleLoad
+	divisor int
+	changes int
+	env     []string
+	ceiling bool
+	urgent  bool
+	// finalizer creates the bindings with the binding controller's finalizer.
+	finalizer bool
+	// urgentChanges and urgentInterval shape the fresh changes during the second restart.
+	urgentChanges  int
+	urgentInterval time.Duration
+}
+
+// scaleScenario runs the load at 1/divisor of its size, then at full size, each on a
+// fresh control plane, so that every per-Work and per-sync figure can be held against
+// the same figure of the smaller fleet measured minutes before.
+func (p *propagation) scaleScenario(ctx context.Context, spec benchkit.ControllerSpec, o scaleOptions) (*scaleReport, error) {
+	rep := &scaleReport{session: p.s, Divisor: o.divisor}
+	small := scaleLoad{Name: "scale-small", Bindings: max(1, o.load.Bindings/o.divisor), Clusters: o.load.Clusters,
+		WideClusters: max(1, o.load.WideClusters/o.divisor)}
+	full := o.load
+	full.Name = "scale-full"
+	for _, l := range []scaleLoad{small, full} {
+		r, u, err := p.scaleRun(ctx, spec, l, o, o.urgent && l.Name == full.Name)
+		if err != nil {
+			return nil, err
+		}
+		rep.Runs = append(rep.Runs, r)
+		if u != nil {
+			rep.Urgent = u
+		}
+		if o.ceiling {
+			narrow := loadSpec{Name: l.Name, Bindings: l.Bindings, Clusters: l.Clusters, PerBinding: l.Clusters}
+			if r.Ceiling, err = p.ceilingRun(ctx, narrow, managerFlagInt(spec.Args, "concurrent-resourcebinding-syncs", 5)*
+				managerFlagInt(spec.Args, "cluster-sync-concurrency", 8), -1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+// scaleRun measures one size on a fresh control plane: the initial propagation, memory
+// with every Work cached, changes to the idle fleet, a restart, and (urgent) a second
+// restart with fresh changes made while it re-verifies.
+func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec, load scaleLoad, o scaleOptions, urgent bool) (*scaleRun, *urgentResult, error) {
+	label := spec.Label + " " + load.Name
+	res := &scaleRun{Load: load, Env: o.env, Finalizer: o.finalizer}
+	fresh := 0
+	if urgent {
+		fresh = o.urgentChanges - o.urgentChanges/2
+	}
+	wideClusters := benchkit.Members(load.WideClusters)
+	env, err := p.setUp(ctx, label, loadSpec{Name: load.Name, Clusters: max(load.Clusters, load.WideClusters)},
+		func(ctx context.Context, env *runEnv) error {
+			return p.scaleTemplates(ctx, env, load, fresh)
+		})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer env.stop()
+	narrow := loadSpec{Name: load.Name, Bindings: load.Bindings + fresh, Clusters: load.Clusters, PerBinding: load.Clusters}
+	bindings, keys := p.bindingsFor(narrow, env.refs[:load.Bindings+fresh])
+	wideRef := env.refs[load.Bindings+fresh]
+	wide := benchkit.BindingOf(wideRef, scaleWideTemplate+"-deployment", "bench-"+load.Name+"-wide", wideClusters)
+	wideWork := names.WorkName(wideRef.Kind, wideRef.Namespace, wideRef.Name)
+	var wideKeys []string
+	for _, c := range wideClusters {
+		wideKeys = append(wideKeys, localplane.WorkKey(names.ExecutionNamespace(c), wideWork))
+	}
+	if o.finalizer {
+		// As Karmada's detector creates them (BuildResourceBinding): the finalizer is there
+		// before the binding controller first sees the binding.
+		for _, rb := range append([]*workv1alpha2.ResourceBinding{wide}, bindings...) {
+			rb.Finalizers = []string{workv1alpha2.BindingControllerFinalizer}
+		}
+	}
+	initial := append([]*workv1alpha2.ResourceBinding{wide}, bindings[:load.Bindings]...)
+	initialKeys := append(append([]string{}, wideKeys...), keys[:load.Bindings*load.Clusters]...)
+
+	spec.Env = o.env
+	res.Log = filepath.Join(env.plane.Dir, "controller.log")
+	ctl, err := env.startController(ctx, spec, res.Log)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = ctl.Stop() }()
+	res.Command = ctl.Argv
+	if err := p.canary(ctx, env.plane, env.tracker, loadSpec{}); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w; log tail:\n%s", label, err, ctl.Proc.LogTail(20))
+	}
+	if _, err := ctl.WaitQuiet(ctx, env.plane.AuditLog, time.Second, 30*time.Second); err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+		return nil, nil, err
+	}
+	before, err := ctl.Scrape(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	auditFrom := benchkit.AuditOffset(env.plane.AuditLog)
+	cpuBefore, _ := localplane.ReadCPU(ctl.Proc.Pid())
+	planeBefore, _ := localplane.ChildrenCPU("kube-apiserver", "etcd")
+	logf("%s: creating %d bindings (%d at once) → %d Works", label, len(initial), p.creators, load.works())
+	start := time.Now()
+	res.Initial, _, err = p.createAndTime(ctx, label, env.tracker, initialKeys, len(initial), p.creators,
+		func(ctx context.Context, i int) error { return env.plane.Client.Create(ctx, initial[i]) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", label, err)
+	}
+	if res.Initial.TimedOut {
+		return nil, nil, fmt.Errorf("%s: only %d of %d Works after %s", label, res.Initial.Seen, load.works(), p.phaseTimeout)
+	}
+	if a, err := env.tracker.WaitAll(ctx, wideKeys, time.Second); err == nil {
+		res.WideElapsed = a.Last.Sub(start)
+	}
+	logf("%s: every Work exists %s after the first binding: %.0f Works/s (10–90%%: %.0f/s)",
+		label, benchkit.Dur(res.Initial.Elapsed), res.Initial.WorksPerSec, res.Initial.SteadyWorksPerSec)
+	if _, err := ctl.WaitQuiet(ctx, env.plane.AuditLog, time.Second, 2*time.Minute); err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+		return nil, nil, err
+	}
+	if cpuAfter, err := localplane.ReadCPU(ctl.Proc.Pid()); err == nil {
+		res.CPUSeconds = cpuAfter - cpuBefore
+	}
+	if planeAfter, err := localplane.ChildrenCPU("kube-apiserver", "etcd"); err == nil {
+		res.PlaneCPUSeconds = planeAfter - planeBefore
+	}
+	after, err := ctl.Scrape(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Syncs = reconciles(after) - reconciles(before)
+	if res.Requests, err = requestDelta(before, after, env.plane.AuditLog, auditFrom, benchkit.AuditOffset(env.plane.AuditLog)); err != nil {
+		return nil, nil, err
+	}
+	logf("%s: %.0f syncs; controller %.1f CPU-seconds (%.2f ms per sync), kube-apiserver and etcd %.1f",
+		label, res.Syncs, res.CPUSeconds, 1000*res.CPUSeconds/res.Syncs, res.PlaneCPUSeconds)
+
+	settled, _, err := ctl.SettleGC(ctx, 2, time.Minute)
+	if err != nil && !errors.Is(err, benchkit.ErrTimeout) {
+		return nil, nil, err
+	}
+	res.Memory = readMem(ctl, settled)
+	logf("%s: with every Work cached: RSS %s (%s per Work), heap live %s (%s per Work)", label,
+		benchkit.Bytes(res.Memory.RSS), benchkit.Bytes(float64(res.Memory.RSS)/float64(load.works())),
+		benchkit.Bytes(res.Memory.HeapLive), benchkit.Bytes(float64(res.Memory.HeapLive)/float64(load.works())))
+
+	// Changes to the idle fleet, one at a time, spread over the bindings.
+	for n := 0; n < o.changes; n++ {
+		i := n * load.Bindings / o.changes
+		l, err := p.changeAndWait(ctx, env, bindings[i], keys[i*load.Clusters:(i+1)*load.Clusters])
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: idle change %d: %w", label, n, err)
+		}
+		res.Idle = append(res.Idle, l)
+		bindings[i] = doubled(bindings[i])
+	}
+	sorted := append([]time.Duration(nil), res.Idle...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	res.IdleP50, res.IdleP99 = percentile(sorted, 0.50), percentile(sorted, 0.99)
+	logf("%s: %d changes to the idle fleet: p50 %s, p99 %s", label, len(res.Idle), benchkit.Dur(res.IdleP50), benchkit.Dur(res.IdleP99))
+
+	if err := ctl.Stop(); err != nil {
+		logf("%s: %v", label, err)
+	}
+	// +2: the canary and the wide binding.
+	n := load.Bindings + 2
+	if res.Restart, err = p.timedRestart(ctx, env, spec, filepath.Join(env.plane.Dir, "controller-restarted.log"), n); err != nil {
+		return nil, nil, err
+	}
+	if !urgent {
+		return res, nil, nil
+	}
+	u := &urgentResult{Controller: spec.Label, Scenario: "restart", Load: narrow, Interval: o.urgentInterval}
+	u.Load.Bindings = load.Bindings
+	err = p.urgentDuring(ctx, env, u, bindings, keys, load.Bindings, o.urgentChanges, func() (*benchkit.Controller, time.Time, error) {
+		start := time.Now()
+		ctl, err := env.startController(ctx, spec, filepath.Join(env.plane.Dir, "controller-urgent.log"))
+		return ctl, start, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, u, nil
+}
+
+// scaleTemplates creates the templates of one size: the narrow bindings' and the fresh
+// ones' (app-NNNNN), then the wide binding's, in that order in env.refs.
+func (p *propagation) scaleTemplates(ctx context.Context, env *runEnv, load scaleLoad, fresh int) error {
+	n := load.Bindings + fresh
+	env.templates = make([]*appsv1.Deployment, n+1)
+	env.refs = make([]workv1alpha2.ObjectReference, n+1)
+	t := time.Now()
+	err := benchkit.Parallel(ctx, n+1, 16, func(ctx context.Context, i int) error {
+		name, replicas := templateName(i), int32(load.Clusters)
+		if i == n {
+			name, replicas = scaleWideTemplate, int32(load.WideClusters)
+		}
+		d := benchkit.Deployment(templateNamespace, name, replicas, 0)
+		if err := env.plane.Client.Create(ctx, d); err != nil {
+			return fmt.Errorf("creating template %s: %w", name, err)
+		}
+		env.templates[i] = d
+		env.refs[i] = workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID}
+		return nil
+	})
+	logf("%s: %d templates created (untimed) in %s", load.Name, n+1, benchkit.Dur(time.Since(t)))
+	return err
+}
+
+// timedRestart starts a fresh controller on a fleet whose Works are all current and
+// times it to its first sync, to every binding (n) reconciled and to quiet, counting its
+// requests from process start.
+func (p *propagation) timedRestart(ctx context.Context, env *runEnv, spec benchkit.ControllerSpec, logPath string, n int) (*restartResult, error) {
+	res := &restartResult{Bindings: n}
+	auditFrom := benchkit.AuditOffset(env.plane.AuditLog)
+	start := time.Now()
+	ctl, err := env.startController(ctx, spec, logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = ctl.Stop() }()
+	err = benchkit.Poll(ctx, 20*time.Millisecond, p.phaseTimeout, "waiting for the restarted controller to reconcile every binding",
+		func(ctx context.Context) (bool, error) {
+			s, err := ctl.Scrape(ctx)
+			if err != nil {
+				return false, nil
+			}
+			r := reconciles(s)
+			if r > 0 && res.FirstSync == 0 {
+				res.FirstSync = time.Since(start)
+			}
+			return r >= float64(n), nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	res.Reconciled = time.Since(start)
+	quiet, err := ctl.WaitQuiet(ctx, env.plane.AuditLog, time.Second, p.phaseTimeout)
+	if err != nil {
+		return nil, err
+	}
+	// WaitQuiet returns once nothing moved for a second: that second is not work.
+	res.Steady = res.Reconciled + quiet - time.Second
+	after, err := ctl.Scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if res.Requests, err = requestDelta(localplane.Metrics{}, after, env.plane.AuditLog, auditFrom, benchkit.AuditOffset(env.plane.AuditLog)); err != nil {
+		return nil, err
+	}
+	logf("restart: first sync %s, %d bindings reconciled %s, steady %s after process start; requests: %s",
+		benchkit.Dur(res.FirstSync), n, benchkit.Dur(res.Reconciled), benchkit.Dur(res.Steady), auditSummary(res.Requests.Audit))
+	return res, nil
+}
+
+// changeAndWait doubles rb's replicas and waits until every one of its Works (keys) is
+// at a newer generation, returning the time from the patch sent to the last Work.
+func (p *propagation) changeAndWait(ctx context.Context, env *runEnv, rb *workv1alpha2.ResourceBinding, keys []string) (time.Duration, error) {
+	before := map[string]int64{}
+	for _, k := range keys {
+		before[k] = env.tracker.Get(k).Generation
+	}
+	sent := time.Now()
+	target := &workv1alpha2.ResourceBinding{}
+	target.Namespace, target.Name = rb.Namespace, rb.Name
+	if err := env.plane.Client.Patch(ctx, target, doubleReplicas(rb)); err != nil {
+		return 0, err
+	}
+	var last time.Time
+	err := env.tracker.Wait(ctx, time.Minute, func(get func(string) *localplane.WorkState) bool {
+		last = time.Time{}
+		for _, k := range keys {
+			st := get(k)
+			if st.Generation <= before[k] {
+				return false
+			}
+			if st.GenerationAt.After(last) {
+				last = st.GenerationAt
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return 0, err
+	}
+	return last.Sub(sent), nil
+}
+
+// doubled is rb as doubleReplicas leaves it, so that a second change doubles again.
+func doubled(rb *workv1alpha2.ResourceBinding) *workv1alpha2.ResourceBinding {
+	out := rb.DeepCopy()
+	out.Spec.Replicas = 0
+	for i := range out.Spec.Clusters {
+		out.Spec.Clusters[i].Replicas *= 2
+		out.Spec.Replicas += out.Spec.Clusters[i].Replicas
+	}
+	return out
+}
+
+// perWork divides by the load's Works (NaN when there are none).
+func perWork(v float64, l scaleLoad) float64 {
+	if l.works() == 0 {
+		return math.NaN()
+	}
+	return v / float64(l.works())
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+)
+
+// table lays out the scale scenario: a column per size and their ratio, full ÷ small,
+// held against targetScaleGrowth where the figure is a cost per Work or per sync.
+func (rep *scaleReport) table() *benchkit.Table {
+	small, full := rep.Runs[0], rep.Runs[1]
+	b := &tableBuilder{labels: []string{"1/" + fmt.Sprint(rep.Divisor), "full", "full ÷ 1/" + fmt.Sprint(rep.Divisor)}}
+	// cost adds a figure that must not grow with the fleet: the value of each size and
+	// their ratio, which meets the target when at most targetScaleGrowth.
+	cost := func(name string, f func(*scaleRun) float64, format func(float64) string, held bool) {
+		a, z := f(small), f(full)
+		ratio := z / a
+		c := cells{values: []string{format(a), format(z), fmt.Sprintf("%.2f", ratio)}}
+		target := ""
+		if held {
+			c.verdicts = []string{"", "", benchkit.Verdict(!math.IsNaN(ratio) && ratio <= targetScaleGrowth)}
+			target = fmt.Sprintf("ratio ≤ %.1f", targetScaleGrowth)
+		}
+		b.row(name, c, target)
+	}
+	both := func(name string, f func(*scaleRun) string) {
+		b.row(name, info(cells{values: []string{f(small), f(full), ""}}), "")
+	}
+	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
+	dur := func(v float64) string { return benchkit.Dur(time.Duration(v)) }
+	bytes := func(v float64) string { return benchkit.Bytes(v) }
+
+	b.sectionRow(fmt.Sprintf("scale: %s, against 1/%d of it (%s), each on a fresh control plane", full.Load, rep.Divisor, small.Load))
+	both("initial propagation: every Work exists after", func(r *scaleRun) string { return benchkit.Dur(r.Initial.Elapsed) })
+	both("  Works/s (10–90% of Works)", func(r *scaleRun) string {
+		return rate(r.Initial.WorksPerSec) + " (" + rate(float64(r.Initial.SteadyWorksPerSec)) + ")"
+	})
+	cost("time per Work of the initial propagation", func(r *scaleRun) float64 { return 1000 * r.Initial.Elapsed.Seconds() / float64(r.Initial.Seen) }, ms, true)
+	both("  the wide binding's last Work, after", func(r *scaleRun) string {
+		return fmt.Sprintf("%s (%d clusters)", benchkit.Dur(r.WideElapsed), r.Load.WideClusters)
+	})
+	cost("idle fleet: one binding's change → its last Work, p50", func(r *scaleRun) float64 { return float64(r.IdleP50) }, dur, true)
+	cost("idle fleet: the same, p99", func(r *scaleRun) float64 { return float64(r.IdleP99) }, dur, true)
+	both("  changes timed", func(r *scaleRun) string { return fmt.Sprint(len(r.Idle)) })
+	cost("controller CPU per sync", func(r *scaleRun) float64 { return 1000 * r.CPUSeconds / r.Syncs }, ms, true)
+	both("  syncs per binding", func(r *scaleRun) string { return fmt.Sprintf("%.2f", r.Syncs/float64(r.Load.Bindings+1)) })
+	cost("controller CPU per Work", func(r *scaleRun) float64 { return 1000 * perWork(r.CPUSeconds, r.Load) }, ms, true)
+	cost("controller RSS per cached Work, all in", func(r *scaleRun) float64 { return perWork(float64(r.Memory.RSS), r.Load) }, bytes, true)
+	b.row("  RSS per Work at full size", single3("", benchkit.Bytes(perWork(float64(full.Memory.RSS), full.Load)), ""),
+		fmt.Sprintf("< %s", benchkit.Bytes(targetRSSPerWork)))
+	b.figures[len(b.figures)-1].Result = map[string]string{"full": benchkit.Verdict(perWork(float64(full.Memory.RSS), full.Load) < targetRSSPerWork)}
+	cost("controller Go heap (live) per cached Work, all in", func(r *scaleRun) float64 { return perWork(float64(r.Memory.HeapLive), r.Load) }, bytes, true)
+	both("  RSS / heap live / heap in use", func(r *scaleRun) string {
+		return benchkit.Bytes(r.Memory.RSS) + " / " + benchkit.Bytes(r.Memory.HeapLive) + " / " + benchkit.Bytes(r.Memory.HeapInuse)
+	})
+
+	b.sectionRow("restart: a fresh process on every Work current, from process start")
+	both("first sync (caches listed, workers started)", func(r *scaleRun) string { return benchkit.Dur(r.Restart.FirstSync) })
+	cost("steady (every binding reconciled, then quiet), per Work", func(r *scaleRun) float64 { return 1000 * perWork(r.Restart.Steady.Seconds(), r.Load) }, ms, true)
+	both("  steady after", func(r *scaleRun) string { return benchkit.Dur(r.Restart.Steady) })
+	both("Work writes / Work GETs (audit log)", func(r *scaleRun) string {
+		a := r.Restart.Requests.Audit
+		return fmt.Sprintf("%d / %d", a.Writes("works.work.karmada.io"), a["get works.work.karmada.io"])
+	})
+	b.figures[len(b.figures)-1].Target = "0 / 0 at full size"
+	b.figures[len(b.figures)-1].Result = map[string]string{"full": benchkit.Verdict(
+		full.Restart.Requests.Audit.Writes("works.work.karmada.io") == 0 && full.Restart.Requests.Audit["get works.work.karmada.io"] == 0)}
+	both("all requests (audit log)", func(r *scaleRun) string { return fmt.Sprint(r.Restart.Requests.Audit.Total()) })
+	both("  by verb", func(r *scaleRun) string { return byVerb(r.Restart.Requests.Audit) })
+	both("  lists of Works (paged)", func(r *scaleRun) string { return fmt.Sprint(r.Restart.Requests.Audit["list works.work.karmada.io"]) })
+
+	withFinalizer := "without their finalizer: the controller adds it"
+	if full.Finalizer {
+		withFinalizer = "with their finalizer, as Karmada's detector creates them"
+	}
+	b.sectionRow("requests per binding of the initial propagation (audit log), Works excluded; bindings created " + withFinalizer)
+	for _, k := range scaleAuditKeys(small, full) {
+		both(k, func(r *scaleRun) string {
+			return fmt.Sprintf("%.3f", float64(r.Requests.Audit[k])/float64(r.Load.Bindings+1))
+		})
+	}
+	both("Work requests per Work", func(r *scaleRun) string {
+		return fmt.Sprintf("%.3f", perWork(float64(r.Requests.Audit.Match("works.work.karmada.io")), r.Load))
+	})
+
+	if small.Ceiling != nil && full.Ceiling != nil {
+		b.sectionRow("control plane: kube-apiserver + etcd CPU per Work, the controller's load against a plain client's")
+		cost("controller's load", func(r *scaleRun) float64 { return 1000 * perWork(r.PlaneCPUSeconds, r.Load) }, ms, true)
+		cost("plain client creating the narrow Works", func(r *scaleRun) float64 {
+			return 1000 * r.Ceiling.PlaneCPUSeconds / float64(r.Ceiling.Seen)
+		}, ms, false)
+		cost("controller's ÷ plain client's", func(r *scaleRun) float64 {
+			return perWork(r.PlaneCPUSeconds, r.Load) / (r.Ceiling.PlaneCPUSeconds / float64(r.Ceiling.Seen))
+		}, func(v float64) string { return fmt.Sprintf("%.2f", v) }, false)
+		both("plain client Works/s", func(r *scaleRun) string { return rate(r.Ceiling.WorksPerSec) })
+	}
+	if u := rep.Urgent; u != nil {
+		b.sectionRow(fmt.Sprintf("fresh changes during the full size's restart: %d, one every %s, alternately a new and a changed binding", len(u.Changes), u.Interval))
+		b.row("first sync after process start (no change can sync before)", single3("", benchkit.Dur(u.FirstSync), ""), "")
+		b.row("latency p50 / p99 / max", single3("", benchkit.Dur(u.P50)+" / "+benchkit.Dur(u.P99)+" / "+benchkit.Dur(u.Max), ""), "p99 ≤ 1s")
+		b.figures[len(b.figures)-1].Result = map[string]string{"full": benchkit.Verdict(u.Error == "" && u.P99 <= time.Second)}
+		b.row("re-verification took", single3("", benchkit.Dur(u.Backlog), ""), "")
+	}
+	rep.Figures = b.figures
+	return figureTable(b.labels, rep.Figures)
+}
+
+// byVerb sums a by "verb resource" in verbs, discovery apart.
+func byVerb(a benchkit.AuditCounts) string {
+	sums := map[string]int{}
+	for k, n := range a {
+		verb, rest, _ := strings.Cut(k, " ")
+		if strings.HasPrefix(rest, "(non-resource") {
+			verb = "discovery"
+		}
+		sums[verb] += n
+	}
+	parts := make([]string, 0, len(sums))
+	for _, v := range slices.Sorted(maps.Keys(sums)) {
+		parts = append(parts, fmt.Sprintf("%s %d", v, sums[v]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// single3 puts values in the three columns.
+func single3(a, z, ratio string) cells { return cells{values: []string{a, z, ratio}} }
+
+// scaleAuditKeys are the non-Work request kinds either size made, sorted.
+func scaleAuditKeys(runs ...*scaleRun) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, r := range runs {
+		for _, k := range r.Requests.Audit.Keys() {
+			// Watches and lists are the controller's, not any binding's.
+			perBinding := !strings.HasPrefix(k, "watch ") && !strings.HasPrefix(k, "list ")
+			if perBinding && !strings.Contains(k, "works.work.karmada.io") && !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+func scaleNotes(rep *scaleReport) []string {
+	env := "GOGC and GOMEMLIMIT unset (Go's defaults: GOGC=100, no limit)"
+	if e := rep.Runs[0].Env; len(e) > 0 {
+		env = "controller environment: " + strings.Join(e, " ")
+	}
+	return []string{
+		"both sizes run on fresh control planes (kube-apiserver + etcd from bin/k8s), one after the other in one invocation; the ratio is full ÷ small, so a figure that does not grow with the fleet is near 1",
+		"initial propagation: the wide binding and every narrow binding created at once (--creators at a time), timed from the first create to the last Work seen by one metadata watch",
+		"syncs = controller_runtime_reconcile_total over the initial propagation; CPU = the controller's user+system time over it",
+		"memory: read with every Work cached, after two garbage collections completed; per Work = the whole process ÷ Works (bindings, templates, caches and runtime all in); " + env,
+		"idle fleet: changes made one at a time (a binding's replicas doubled), each timed from the patch sent to the last of its Works at a newer generation",
+		"restart: the controller stopped and a fresh process started on the same objects; requests counted from process start by the API server's audit log; steady = every binding reconciled, then nothing for a second",
+		"control plane CPU: kube-apiserver + etcd user+system time over the initial propagation; the plain client creates the narrow load's rendered Works on its own fresh plane",
+		"urgent: a second restart of the full size; the changes start at its first sync (when re-verification begins), one every --urgent-interval",
+	}
+}
+
+// printScale prints the scenario's table and notes and writes its JSON.
+func printScale(rep *scaleReport, jsonPath string) error {
+	rep.Notes = scaleNotes(rep)
+	t := rep.table()
+	fmt.Println()
+	t.Print(os.Stdout)
+	fmt.Println()
+	for _, n := range rep.Notes {
+		fmt.Println("note: " + n)
+	}
+	path, err := benchkit.WriteJSON(jsonPath, rep)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("scale results: %s\n", path)
+	return nil
+}
