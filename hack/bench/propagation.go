@@ -227,10 +227,15 @@ type propagationReport struct {
 	// ceiling run, in order.
 	Initial  map[string][]*runResult `json:"initialRuns"`
 	Ceilings []*ceilingResult        `json:"ceilings,omitempty"`
-	// Urgent holds the latency of fresh changes behind a restart or a flood.
-	Urgent   []*urgentResult `json:"urgent,omitempty"`
-	Figures  []figure        `json:"figures"`
-	Notes    []string        `json:"notes"`
+	Figures  []figure                `json:"figures"`
+	Notes    []string                `json:"notes"`
+	Finished time.Time               `json:"finished"`
+}
+
+// urgentReport is what the urgent and flood scenarios write (--urgent-json).
+type urgentReport struct {
+	*session
+	Urgent   []*urgentResult `json:"urgent"`
 	Finished time.Time       `json:"finished"`
 }
 
@@ -268,6 +273,8 @@ func runPropagation(ctx context.Context, args []string) error {
 	interpreterRounds := fs.Int("interpreter-rounds", 2, "rounds of the interpreter scenario, each a native and a Lua load (ABBA order)")
 	interpreterJSON := fs.String("interpreter-json", filepath.Join("bench", "results", "interpreter.json"),
 		"where the interpreter scenario writes its results as JSON (relative: to the repository root)")
+	urgentJSON := fs.String("urgent-json", filepath.Join("bench", "results", "urgent.json"),
+		"where the urgent and flood scenarios write their results as JSON (relative: to the repository root)")
 	scaleBindings := fs.Int("scale-bindings", 10000, "scale: narrow bindings at full size")
 	scaleClusters := fs.Int("scale-clusters", 10, "scale: member clusters every narrow binding targets")
 	scaleWide := fs.Int("scale-wide-clusters", 2000, "scale: member clusters of the one wide binding at full size")
@@ -277,6 +284,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	scaleCeiling := fs.Bool("scale-ceiling", true, "scale: also time a plain client creating the narrow Works at each size, for the control plane's CPU per Work")
 	scaleFinalizer := fs.Bool("scale-finalizer", true, "scale: create the bindings with the binding controller's finalizer, as Karmada's detector does (false: the controller adds it, one patch per binding)")
 	scaleUrgent := fs.Bool("scale-urgent", true, "scale: restart the full size a second time and make --urgent-changes fresh changes while it re-verifies")
+	scaleRestarts := fs.Int("scale-restarts", 3, "scale: timed restarts at each size, one after the other; the table compares the median")
 	scaleJSON := fs.String("scale-json", filepath.Join("bench", "results", "scale.json"),
 		"where the scale scenario writes its results as JSON (relative: to the repository root)")
 	fs.Usage = func() {
@@ -325,6 +333,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	}
 	p := &propagation{s: s, audit: *audit, creators: *creators, phaseTimeout: *phaseTimeout}
 	rep := &propagationReport{session: s, Runs: map[string][]*runResult{}, Initial: map[string][]*runResult{}}
+	urgent := &urgentReport{session: s}
 
 	specs := []benchkit.ControllerSpec{{Label: "binding-controller", Binary: s.Binary, Args: c.extraArgs()}}
 	if c.vs != "" {
@@ -425,7 +434,7 @@ func runPropagation(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			rep.Urgent = append(rep.Urgent, r)
+			urgent.Urgent = append(urgent.Urgent, r)
 		}
 		if want["flood"] {
 			// The changed bindings exist and are current before the flood.
@@ -435,7 +444,7 @@ func runPropagation(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			rep.Urgent = append(rep.Urgent, r)
+			urgent.Urgent = append(urgent.Urgent, r)
 		}
 	}
 	var interp *interpreterReport
@@ -448,7 +457,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	if want["scale"] {
 		o := scaleOptions{load: scaleLoad{Bindings: *scaleBindings, Clusters: *scaleClusters, WideClusters: *scaleWide},
 			divisor: *scaleDivisor, changes: *scaleChanges, env: strings.Fields(*scaleEnv), ceiling: *scaleCeiling,
-			urgent: *scaleUrgent, finalizer: *scaleFinalizer, urgentChanges: *urgentChanges, urgentInterval: *urgentInterval}
+			urgent: *scaleUrgent, restarts: *scaleRestarts, finalizer: *scaleFinalizer, urgentChanges: *urgentChanges, urgentInterval: *urgentInterval}
 		if scale, err = p.scaleScenario(ctx, specs[0], o); err != nil {
 			return err
 		}
@@ -466,9 +475,15 @@ func runPropagation(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if len(want) == 1 && (interp != nil || scale != nil) {
-		// Only a scenario with its own JSON ran: that is the report, and the propagation
-		// results of a full run stay as they are.
+	if len(urgent.Urgent) > 0 {
+		urgent.Finished = rep.Finished
+		if err := printUrgent(urgent, *urgentJSON); err != nil {
+			return err
+		}
+	}
+	if !want["initial"] && !want["fanout"] && !want["resync"] && !want["memory"] && !want["webhook"] {
+		// Only scenarios with their own JSON ran: the propagation results of a full run
+		// stay as they are.
 		fmt.Printf("load average at end: %s; total %s\n", rep.Machine.LoadAvgEnd, benchkit.Dur(rep.Finished.Sub(rep.Started)))
 		return nil
 	}
@@ -478,11 +493,6 @@ func runPropagation(ctx context.Context, args []string) error {
 	fmt.Println()
 	table.Print(os.Stdout)
 	fmt.Println()
-	for _, u := range rep.Urgent {
-		fmt.Printf("urgent %-7s %-18s %s%s: %d fresh changes every %s, latency p50 %s p99 %s (target p99 ≤ 1s); backlog %s\n",
-			u.Scenario, u.Controller, u.Load, floodText(u), len(u.Changes), u.Interval,
-			benchkit.Dur(u.P50), benchkit.Dur(u.P99), benchkit.Dur(u.Backlog))
-	}
 	for _, n := range rep.Notes {
 		fmt.Println("note: " + n)
 	}

@@ -64,7 +64,13 @@ func (rep *scaleReport) table() *benchkit.Table {
 	b.sectionRow("restart: a fresh process on every Work current, from process start")
 	both("first sync (caches listed, workers started)", func(r *scaleRun) string { return benchkit.Dur(r.Restart.FirstSync) })
 	cost("steady (every binding reconciled, then quiet), per Work", func(r *scaleRun) float64 { return 1000 * perWork(r.Restart.Steady.Seconds(), r.Load) }, ms, true)
-	both("  steady after", func(r *scaleRun) string { return benchkit.Dur(r.Restart.Steady) })
+	both("  steady after (median of the restarts; each)", func(r *scaleRun) string {
+		each := make([]string, len(r.Restarts))
+		for i, x := range r.Restarts {
+			each[i] = benchkit.Dur(x.Steady)
+		}
+		return benchkit.Dur(r.Restart.Steady) + " (" + strings.Join(each, ", ") + ")"
+	})
 	both("Work writes / Work GETs (audit log)", func(r *scaleRun) string {
 		a := r.Restart.Requests.Audit
 		return fmt.Sprintf("%d / %d", a.Writes("works.work.karmada.io"), a["get works.work.karmada.io"])
@@ -160,7 +166,7 @@ func scaleNotes(rep *scaleReport) []string {
 		"syncs = controller_runtime_reconcile_total over the initial propagation; CPU = the controller's user+system time over it",
 		"memory: read with every Work cached, after two garbage collections completed; per Work = the whole process ÷ Works (bindings, templates, caches and runtime all in); " + env,
 		"idle fleet: changes made one at a time (a binding's replicas doubled), each timed from the patch sent to the last of its Works at a newer generation",
-		"restart: the controller stopped and a fresh process started on the same objects; requests counted from process start by the API server's audit log; steady = every binding reconciled, then nothing for a second",
+		"restart: the controller stopped and a fresh process started on the same objects; requests counted from process start by the API server's audit log; steady = every binding reconciled, then nothing for a second; --scale-restarts restarts at each size, one after the other, and the figures are those of the median one (steady time)",
 		"control plane CPU: kube-apiserver + etcd user+system time over the initial propagation; the plain client creates the narrow load's rendered Works on its own fresh plane",
 		"urgent: a second restart of the full size; the changes start at its first sync (when re-verification begins), one every --urgent-interval",
 	}

@@ -316,3 +316,19 @@ func floodText(u *urgentResult) string {
 	}
 	return fmt.Sprintf(", then %d bindings at once in namespace %s", u.Flood, u.FloodNamespace)
 }
+
+// printUrgent prints one line per urgent or flood run and writes them to path.
+func printUrgent(rep *urgentReport, path string) error {
+	fmt.Println()
+	for _, u := range rep.Urgent {
+		fmt.Printf("urgent %-7s %-18s %s%s: %d fresh changes every %s, latency p50 %s p99 %s (target p99 ≤ 1s); backlog %s\n",
+			u.Scenario, u.Controller, u.Load, floodText(u), len(u.Changes), u.Interval,
+			benchkit.Dur(u.P50), benchkit.Dur(u.P99), benchkit.Dur(u.Backlog))
+	}
+	written, err := benchkit.WriteJSON(path, rep)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("urgent results: %s\n", written)
+	return nil
+}

@@ -18,28 +18,27 @@ import (
 //     re-verification the informers' initial lists queued at handler.LowPriority from a
 //     fresh change, which must not wait for the ledger's priming.
 //   - A fresh event (one added without a priority, retries and requeues aside) is queued
-//     behind the other fresh items of its namespace only: its priority drops by one for
-//     every fairShare items of that namespace already waiting. A flood of bindings in one
-//     namespace (a policy applied to thousands of templates) then keeps its own order,
-//     and a change in another namespace is synced next instead of after the flood.
-//     Initial-list items stay below every fresh one.
+//     one priority below the last fresh item of its namespace still waiting, and at the
+//     top priority when none waits. Namespaces then take turns, one item each: a flood of
+//     bindings in one namespace (a policy applied to thousands of templates) keeps its
+//     order, and a change in another namespace is synced after at most one of the flood's
+//     items instead of after all of them. Initial-list items stay below every fresh one.
 type bindingQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
 	mu   sync.Mutex
 	held map[reconcile.Request]int
-	// waiting counts the fresh items queued per namespace; fresh records which items
-	// waiting counts, so each is counted once and uncounted when a worker takes it.
+	// waiting counts the fresh items queued per namespace and last holds the priority
+	// of the latest of them; fresh records which items waiting counts, so each is
+	// counted once and uncounted when a worker takes it.
 	waiting map[string]int
+	last    map[string]int
 	fresh   map[reconcile.Request]struct{}
 }
 
-// fairShare is how many fresh items of one namespace may wait before the next one is
-// queued one priority lower. Priorities stay above handler.LowPriority: at most
-// fairFloor below zero.
-const (
-	fairShare = 50
-	fairFloor = -handler.LowPriority - 1
-)
+// fairFloor is the lowest priority a fresh item is given: the turns end there, and the
+// items of a namespace with more waiting share it in arrival order, still above the
+// initial lists' handler.LowPriority.
+const fairFloor = handler.LowPriority + 1
 
 func newBindingQueue(name string, limiter workqueue.TypedRateLimiter[reconcile.Request], log logr.Logger) *bindingQueue {
 	return &bindingQueue{
@@ -49,6 +48,7 @@ func newBindingQueue(name string, limiter workqueue.TypedRateLimiter[reconcile.R
 		}),
 		held:    map[reconcile.Request]int{},
 		waiting: map[string]int{},
+		last:    map[string]int{},
 		fresh:   map[reconcile.Request]struct{}{},
 	}
 }
@@ -62,11 +62,17 @@ func (q *bindingQueue) AddWithOpts(o priorityqueue.AddOpts, items ...reconcile.R
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, item := range items {
-		if _, counted := q.fresh[item]; !counted {
-			q.fresh[item] = struct{}{}
-			q.waiting[item.Namespace]++
+		if _, counted := q.fresh[item]; counted {
+			// Waiting already, and no worker holds it: it keeps its place.
+			continue
 		}
-		p := -min(fairFloor, (q.waiting[item.Namespace]-1)/fairShare)
+		q.fresh[item] = struct{}{}
+		p := 0
+		if q.waiting[item.Namespace] > 0 {
+			p = max(fairFloor, q.last[item.Namespace]-1)
+		}
+		q.waiting[item.Namespace]++
+		q.last[item.Namespace] = p
 		q.PriorityQueue.AddWithOpts(priorityqueue.AddOpts{Priority: &p}, item)
 	}
 }
@@ -90,6 +96,7 @@ func (q *bindingQueue) GetWithPriority() (reconcile.Request, int, bool) {
 			delete(q.fresh, item)
 			if q.waiting[item.Namespace]--; q.waiting[item.Namespace] <= 0 {
 				delete(q.waiting, item.Namespace)
+				delete(q.last, item.Namespace)
 			}
 		}
 		q.mu.Unlock()

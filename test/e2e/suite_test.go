@@ -12,13 +12,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/localplane"
 	"github.com/binding-controller/binding-controller/test/envtestutil"
 	"github.com/binding-controller/binding-controller/test/executionsim"
+	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 var (
@@ -54,9 +53,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	for _, m := range []string{"member1", "member2", "member3"} {
-		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-" + m}})).To(Succeed())
-	}
+	Expect(testkit.CreateExecutionNamespaces(ctx, k8s, "member1", "member2", "member3")).To(Succeed())
 	sim = executionsim.New(k8s, 50*time.Millisecond)
 	go sim.Run(ctx)
 })

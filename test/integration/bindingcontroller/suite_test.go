@@ -54,9 +54,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	for _, m := range members {
-		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-" + m}})).To(Succeed())
-	}
+	Expect(testkit.CreateExecutionNamespaces(ctx, k8s, members...)).To(Succeed())
 
 	opts := testkit.InProcessOptions()
 	// Keep the backoff short so a retry-driven recovery shows within the test's patience.

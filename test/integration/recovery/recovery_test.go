@@ -10,7 +10,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,9 +44,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	for _, m := range []string{"member1", "member2"} {
-		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-" + m}})).To(Succeed())
-	}
+	Expect(testkit.CreateExecutionNamespaces(ctx, k8s, "member1", "member2")).To(Succeed())
 
 	opts := testkit.InProcessOptions()
 	// Every retry, and the safety recheck, is ten minutes away.

@@ -68,9 +68,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	for _, m := range members {
-		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-" + m}})).To(Succeed())
-	}
+	Expect(testkit.CreateExecutionNamespaces(ctx, k8s, members...)).To(Succeed())
 	startManager()
 	// Cleanups run last-registered first: the controller stops before the API server.
 	DeferCleanup(func() { stopMgr() })

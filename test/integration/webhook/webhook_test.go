@@ -17,53 +17,18 @@ import (
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
-func workKey(cluster string, d *appsv1.Deployment) types.NamespacedName {
-	return types.NamespacedName{Namespace: names.ExecutionNamespace(cluster), Name: names.WorkName("Deployment", d.Namespace, d.Name)}
-}
+var workKey = testkit.WorkKey
 
-func getWork(key types.NamespacedName) *workv1alpha1.Work {
-	w := &workv1alpha1.Work{}
-	err := k8s.Get(ctx, key, w)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	Expect(err).NotTo(HaveOccurred())
-	return w
-}
+// observer reads through the suite's uncached client.
+func observer() testkit.Observer { return testkit.Observer{Ctx: ctx, Client: k8s} }
 
-// workState says what a cluster holds: "absent", "terminating" or the binding's permanent
-// id of a live Work.
-func workState(key types.NamespacedName) func() string {
-	return func() string {
-		w := getWork(key)
-		switch {
-		case w == nil:
-			return "absent"
-		case w.DeletionTimestamp != nil:
-			return "terminating"
-		default:
-			return "live:" + w.Labels[workv1alpha2.ResourceBindingPermanentIDLabel]
-		}
-	}
-}
-
-// eventsOn returns "Type Reason: message" for every event about the named object.
+func getWork(key types.NamespacedName) *workv1alpha1.Work { return observer().Work(key) }
+func workState(key types.NamespacedName) func() string    { return observer().WorkState(key) }
 func eventsOn(namespace, kind, name string) func() []string {
-	return func() []string {
-		list := &corev1.EventList{}
-		Expect(k8s.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
-		var out []string
-		for _, e := range list.Items {
-			if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
-				out = append(out, e.Type+" "+e.Reason+": "+e.Message)
-			}
-		}
-		return out
-	}
+	return observer().EventsOn(namespace, kind, name)
 }
 
 // syncSucceededEvents counts the SyncWorkSucceed event objects in the cluster.
