@@ -247,6 +247,10 @@ type propagation struct {
 	seq          int
 }
 
+// ownJSON are the scenarios that write a results file of their own; the others write
+// propagation.json.
+var ownJSON = map[string]bool{"interpreter": true, "urgent": true, "flood": true, "scale": true}
+
 func runPropagation(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("propagation", flag.ContinueOnError)
 	var c common
@@ -481,7 +485,11 @@ func runPropagation(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if !want["initial"] && !want["fanout"] && !want["resync"] && !want["memory"] && !want["webhook"] {
+	onlyOwnJSON := true
+	for sc := range want {
+		onlyOwnJSON = onlyOwnJSON && ownJSON[sc]
+	}
+	if onlyOwnJSON {
 		// Only scenarios with their own JSON ran: the propagation results of a full run
 		// stay as they are.
 		fmt.Printf("load average at end: %s; total %s\n", rep.Machine.LoadAvgEnd, benchkit.Dur(rep.Finished.Sub(rep.Started)))

@@ -2,13 +2,11 @@ package testkit
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,16 +68,4 @@ func (o Observer) EventsOn(namespace, kind, name string) func() []string {
 		}
 		return out
 	}
-}
-
-// CreateExecutionNamespaces creates the execution namespace of each member cluster, as
-// Karmada's cluster controller does when a cluster joins.
-func CreateExecutionNamespaces(ctx context.Context, c client.Client, members ...string) error {
-	for _, m := range members {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionNamespace(m)}}
-		if err := c.Create(ctx, ns); err != nil {
-			return fmt.Errorf("execution namespace of %s: %w", m, err)
-		}
-	}
-	return nil
 }

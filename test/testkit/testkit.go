@@ -4,16 +4,19 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/localplane"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/controllermanager"
+	"github.com/binding-controller/binding-controller/pkg/names"
 )
 
 // Deployment returns an nginx Deployment namespace/name with 3 replicas.
@@ -80,4 +83,16 @@ func RunManager(ctx context.Context, cfg *rest.Config, opts *controllermanager.O
 		}
 	}()
 	return func() { cancel(); <-stopped }, nil
+}
+
+// CreateExecutionNamespaces creates the execution namespace of each member cluster, as
+// Karmada's cluster controller does when a cluster joins.
+func CreateExecutionNamespaces(ctx context.Context, c client.Client, members ...string) error {
+	for _, m := range members {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionNamespace(m)}}
+		if err := c.Create(ctx, ns); err != nil {
+			return fmt.Errorf("execution namespace of %s: %w", m, err)
+		}
+	}
+	return nil
 }
