@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -171,17 +170,5 @@ func interpreterNotes() []string {
 // printInterpreter prints the scenario's table and notes and writes its JSON.
 func printInterpreter(rep *interpreterReport, specs []benchkit.ControllerSpec, jsonPath string) error {
 	rep.Notes = interpreterNotes()
-	t := rep.table(specs)
-	fmt.Println()
-	t.Print(os.Stdout)
-	fmt.Println()
-	for _, n := range rep.Notes {
-		fmt.Println("note: " + n)
-	}
-	path, err := benchkit.WriteJSON(jsonPath, rep)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("interpreter results: %s\n", path)
-	return nil
+	return benchkit.PrintResults("interpreter", rep.table(specs), rep.Notes, rep, jsonPath)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -175,17 +174,5 @@ func scaleNotes(rep *scaleReport) []string {
 // printScale prints the scenario's table and notes and writes its JSON.
 func printScale(rep *scaleReport, jsonPath string) error {
 	rep.Notes = scaleNotes(rep)
-	t := rep.table()
-	fmt.Println()
-	t.Print(os.Stdout)
-	fmt.Println()
-	for _, n := range rep.Notes {
-		fmt.Println("note: " + n)
-	}
-	path, err := benchkit.WriteJSON(jsonPath, rep)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("scale results: %s\n", path)
-	return nil
+	return benchkit.PrintResults("scale", rep.table(), rep.Notes, rep, jsonPath)
 }

@@ -175,6 +175,23 @@ func WriteJSON(path string, v any) (string, error) {
 	return path, os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
+// PrintResults prints a scenario's table and notes to standard output, then writes rep
+// as JSON to jsonPath and says where, as "<name> results: <path>".
+func PrintResults(name string, t *Table, notes []string, rep any, jsonPath string) error {
+	fmt.Println()
+	t.Print(os.Stdout)
+	fmt.Println()
+	for _, n := range notes {
+		fmt.Println("note: " + n)
+	}
+	path, err := WriteJSON(jsonPath, rep)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s results: %s\n", name, path)
+	return nil
+}
+
 // Percentile is the nearest-rank p-th percentile (0 < p <= 100) of values: with fewer
 // than 100 values, p99 is the maximum.
 func Percentile(values []float64, p float64) float64 {
