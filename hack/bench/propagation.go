@@ -283,11 +283,12 @@ func runPropagation(ctx context.Context, args []string) error {
 	scaleClusters := fs.Int("scale-clusters", 10, "scale: member clusters every narrow binding targets")
 	scaleWide := fs.Int("scale-wide-clusters", 2000, "scale: member clusters of the one wide binding at full size")
 	scaleDivisor := fs.Int("scale-divisor", 10, "scale: the small run is the full size ÷ this")
-	scaleChanges := fs.Int("scale-changes", 20, "scale: changes made one at a time to the idle fleet, each timed")
+	scaleChanges := fs.Int("scale-changes", 100, "scale: changes made one at a time to the idle fleet, each timed")
 	scaleEnv := fs.String("scale-env", "", "scale: space-separated NAME=value set in the controller's environment (e.g. \"GOMEMLIMIT=700MiB GOGC=100\")")
 	scaleCeiling := fs.Bool("scale-ceiling", true, "scale: also time a plain client creating the narrow Works at each size, for the control plane's CPU per Work")
 	scaleFinalizer := fs.Bool("scale-finalizer", true, "scale: create the bindings with the binding controller's finalizer, as Karmada's detector does (false: the controller adds it, one patch per binding)")
 	scaleUrgent := fs.Bool("scale-urgent", true, "scale: restart the full size a second time and make --urgent-changes fresh changes while it re-verifies")
+	scaleAgain := fs.Bool("scale-small-again", true, "scale: run the small size again after the full size; the full size is held against the mean of both, and their difference shows the machine's drift")
 	scaleRestarts := fs.Int("scale-restarts", 3, "scale: timed restarts at each size, one after the other; the table compares the median")
 	scaleJSON := fs.String("scale-json", filepath.Join("bench", "results", "scale.json"),
 		"where the scale scenario writes its results as JSON (relative: to the repository root)")
@@ -461,7 +462,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	if want["scale"] {
 		o := scaleOptions{load: scaleLoad{Bindings: *scaleBindings, Clusters: *scaleClusters, WideClusters: *scaleWide},
 			divisor: *scaleDivisor, changes: *scaleChanges, env: strings.Fields(*scaleEnv), ceiling: *scaleCeiling,
-			urgent: *scaleUrgent, restarts: *scaleRestarts, finalizer: *scaleFinalizer, urgentChanges: *urgentChanges, urgentInterval: *urgentInterval}
+			urgent: *scaleUrgent, again: *scaleAgain, restarts: *scaleRestarts, finalizer: *scaleFinalizer, urgentChanges: *urgentChanges, urgentInterval: *urgentInterval}
 		if scale, err = p.scaleScenario(ctx, specs[0], o); err != nil {
 			return err
 		}

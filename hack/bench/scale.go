@@ -52,11 +52,14 @@ type scaleRun struct {
 	Initial     arrivalTiming `json:"initial"`
 	WideElapsed time.Duration `json:"wideElapsedNs"`
 	// Syncs is how many reconciles the initial propagation took, CPUSeconds the
-	// controller's CPU over it, PlaneCPUSeconds kube-apiserver's and etcd's.
-	Syncs           float64       `json:"syncs"`
-	CPUSeconds      float64       `json:"cpuSeconds"`
-	PlaneCPUSeconds float64       `json:"controlPlaneCpuSeconds"`
-	Requests        requestCounts `json:"requests"`
+	// controller's CPU over it, PlaneCPUSeconds kube-apiserver's and etcd's together and
+	// APIServerCPUSeconds and EtcdCPUSeconds each's.
+	Syncs               float64       `json:"syncs"`
+	CPUSeconds          float64       `json:"cpuSeconds"`
+	PlaneCPUSeconds     float64       `json:"controlPlaneCpuSeconds"`
+	APIServerCPUSeconds float64       `json:"apiserverCpuSeconds"`
+	EtcdCPUSeconds      float64       `json:"etcdCpuSeconds"`
+	Requests            requestCounts `json:"requests"`
 	// Memory is read with every Work cached, once two garbage collections completed.
 	Memory memReading `json:"memory"`
 	// Idle is the latency of changes made one at a time to an idle fleet, each from the
@@ -70,7 +73,11 @@ type scaleRun struct {
 	Restart  *restartResult   `json:"restart,omitempty"`
 	// Ceiling is a plain client creating the same narrow Works on a fresh plane.
 	Ceiling *ceilingResult `json:"ceiling,omitempty"`
-	Log     string         `json:"log"`
+	// Speed is the machine's speed just before the initial propagation, on the idle
+	// plane. Runs minutes apart on a shared machine can differ by more than the fleet's
+	// size does; this says whether the machine did.
+	Speed machineSpeed `json:"speedProbe"`
+	Log   string       `json:"log"`
 }
 
 // restartResult is a fresh controller process on bindings whose Works are all current.
@@ -87,7 +94,7 @@ type restartResult struct {
 type scaleReport struct {
 	*session
 	Divisor int         `json:"divisor"`
-	Runs    []*scaleRun `json:"runs"` // 1/divisor size, then full size
+	Runs    []*scaleRun `json:"runs"` // 1/divisor size, full size, and (again) 1/divisor size
 	// Urgent is the latency of fresh changes during the full size's second restart.
 	Urgent   *urgentResult `json:"urgent,omitempty"`
 	Figures  []figure      `json:"figures"`
@@ -102,6 +109,9 @@ type scaleOptions struct {
 	env     []string
 	ceiling bool
 	urgent  bool
+	// again runs the 1/divisor size a second time after the full size: the full size is
+	// held against both, and the two small runs' difference is the machine's noise.
+	again bool
 	// restarts is how many timed restarts each size gets; one restart is one noisy sample.
 	restarts int
 	// finalizer creates the bindings with the binding controller's finalizer.
@@ -111,16 +121,23 @@ type scaleOptions struct {
 	urgentInterval time.Duration
 }
 
-// scaleScenario runs the load at 1/divisor of its size, then at full size, each on a
-// fresh control plane, so that every per-Work and per-sync figure can be held against
-// the same figure of the smaller fleet measured minutes before.
+// scaleScenario runs the load at 1/divisor of its size, then at full size and (again)
+// at 1/divisor once more, each on a fresh control plane, so that every per-Work and
+// per-sync figure can be held against the same figure of the smaller fleet measured
+// minutes before and minutes after.
 func (p *propagation) scaleScenario(ctx context.Context, spec benchkit.ControllerSpec, o scaleOptions) (*scaleReport, error) {
 	rep := &scaleReport{session: p.s, Divisor: o.divisor}
 	small := scaleLoad{Name: "scale-small", Bindings: max(1, o.load.Bindings/o.divisor), Clusters: o.load.Clusters,
 		WideClusters: max(1, o.load.WideClusters/o.divisor)}
 	full := o.load
 	full.Name = "scale-full"
-	for _, l := range []scaleLoad{small, full} {
+	loads := []scaleLoad{small, full}
+	if o.again {
+		again := small
+		again.Name = "scale-small-again"
+		loads = append(loads, again)
+	}
+	for _, l := range loads {
 		r, u, err := p.scaleRun(ctx, spec, l, o, o.urgent && l.Name == full.Name)
 		if err != nil {
 			return nil, err
@@ -192,14 +209,16 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	if _, err := ctl.WaitQuiet(ctx, env.plane.AuditLog, time.Second, 30*time.Second); err != nil && !errors.Is(err, benchkit.ErrTimeout) {
 		return nil, nil, err
 	}
+	res.Speed = speedProbe()
 	before, err := ctl.Scrape(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	auditFrom := benchkit.AuditOffset(env.plane.AuditLog)
 	cpuBefore, _ := localplane.ReadCPU(ctl.Proc.Pid())
-	planeBefore, _ := localplane.ChildrenCPU("kube-apiserver", "etcd")
-	logf("%s: creating %d bindings (%d at once) → %d Works", label, len(initial), p.creators, load.works())
+	apiserverBefore, _ := localplane.ChildrenCPU("kube-apiserver")
+	etcdBefore, _ := localplane.ChildrenCPU("etcd")
+	logf("%s: speed probe: CPU %s, memory %s; creating %d bindings (%d at once) → %d Works", label, benchkit.Dur(res.Speed.CPU), benchkit.Dur(res.Speed.Memory), len(initial), p.creators, load.works())
 	start := time.Now()
 	res.Initial, _, err = p.createAndTime(ctx, label, env.tracker, initialKeys, len(initial), p.creators,
 		func(ctx context.Context, i int) error { return env.plane.Client.Create(ctx, initial[i]) })
@@ -220,9 +239,13 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	if cpuAfter, err := localplane.ReadCPU(ctl.Proc.Pid()); err == nil {
 		res.CPUSeconds = cpuAfter - cpuBefore
 	}
-	if planeAfter, err := localplane.ChildrenCPU("kube-apiserver", "etcd"); err == nil {
-		res.PlaneCPUSeconds = planeAfter - planeBefore
+	if apiserverAfter, err := localplane.ChildrenCPU("kube-apiserver"); err == nil {
+		res.APIServerCPUSeconds = apiserverAfter - apiserverBefore
 	}
+	if etcdAfter, err := localplane.ChildrenCPU("etcd"); err == nil {
+		res.EtcdCPUSeconds = etcdAfter - etcdBefore
+	}
+	res.PlaneCPUSeconds = res.APIServerCPUSeconds + res.EtcdCPUSeconds
 	after, err := ctl.Scrape(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -231,8 +254,8 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	if res.Requests, err = requestDelta(before, after, env.plane.AuditLog, auditFrom, benchkit.AuditOffset(env.plane.AuditLog)); err != nil {
 		return nil, nil, err
 	}
-	logf("%s: %.0f syncs; controller %.1f CPU-seconds (%.2f ms per sync), kube-apiserver and etcd %.1f",
-		label, res.Syncs, res.CPUSeconds, 1000*res.CPUSeconds/res.Syncs, res.PlaneCPUSeconds)
+	logf("%s: %.0f syncs; controller %.1f CPU-seconds (%.2f ms per sync), kube-apiserver %.1f, etcd %.1f",
+		label, res.Syncs, res.CPUSeconds, 1000*res.CPUSeconds/res.Syncs, res.APIServerCPUSeconds, res.EtcdCPUSeconds)
 
 	settled, _, err := ctl.SettleGC(ctx, 2, time.Minute)
 	if err != nil && !errors.Is(err, benchkit.ErrTimeout) {

@@ -11,32 +11,75 @@ import (
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
 )
 
-// table lays out the scale scenario: a column per size and their ratio, full ÷ small,
-// held against targetScaleGrowth where the figure is a cost per Work or per sync.
+// table lays out the scale scenario: a column per run and the ratio full ÷ small (the
+// mean of the small runs when the small size ran again after the full one), held
+// against targetScaleGrowth where the figure is a cost per Work or per sync; with two
+// small runs, the last column is the second's figure ÷ the first's: the machine's drift.
 func (rep *scaleReport) table() *benchkit.Table {
 	small, full := rep.Runs[0], rep.Runs[1]
-	b := &tableBuilder{labels: []string{"1/" + fmt.Sprint(rep.Divisor), "full", "full ÷ 1/" + fmt.Sprint(rep.Divisor)}}
-	// cost adds a figure that must not grow with the fleet: the value of each size and
-	// their ratio, which meets the target when at most targetScaleGrowth.
+	smalls := []*scaleRun{small}
+	div := "1/" + fmt.Sprint(rep.Divisor)
+	labels := []string{div, "full"}
+	if len(rep.Runs) > 2 {
+		smalls = append(smalls, rep.Runs[2])
+		labels = append(labels, div+" again")
+	}
+	runs := append([]*scaleRun{small, full}, smalls[1:]...)
+	ratioCol := len(runs)
+	if len(smalls) > 1 {
+		labels = append(labels, "full ÷ "+div+" (mean)", "again ÷ first")
+	} else {
+		labels = append(labels, "full ÷ "+div)
+	}
+	b := &tableBuilder{labels: labels}
+	perRun := func(f func(*scaleRun) string) []string {
+		v := make([]string, len(labels))
+		for i, r := range runs {
+			v[i] = f(r)
+		}
+		return v
+	}
+	// cost adds a figure that must not grow with the fleet: the value of each run and the
+	// ratio, which meets the target when at most targetScaleGrowth.
 	cost := func(name string, f func(*scaleRun) float64, format func(float64) string, held bool) {
-		a, z := f(small), f(full)
-		ratio := z / a
-		c := cells{values: []string{format(a), format(z), fmt.Sprintf("%.2f", ratio)}}
+		base := 0.0
+		for _, r := range smalls {
+			base += f(r)
+		}
+		ratio := f(full) / (base / float64(len(smalls)))
+		c := cells{values: perRun(func(r *scaleRun) string { return format(f(r)) })}
+		c.values[ratioCol] = fmt.Sprintf("%.2f", ratio)
+		if len(smalls) > 1 {
+			c.values[ratioCol+1] = fmt.Sprintf("%.2f", f(smalls[1])/f(smalls[0]))
+		}
 		target := ""
 		if held {
-			c.verdicts = []string{"", "", benchkit.Verdict(!math.IsNaN(ratio) && ratio <= targetScaleGrowth)}
+			c.verdicts = make([]string, len(labels))
+			c.verdicts[ratioCol] = benchkit.Verdict(!math.IsNaN(ratio) && ratio <= targetScaleGrowth)
 			target = fmt.Sprintf("ratio ≤ %.1f", targetScaleGrowth)
 		}
 		b.row(name, c, target)
 	}
 	both := func(name string, f func(*scaleRun) string) {
-		b.row(name, info(cells{values: []string{f(small), f(full), ""}}), "")
+		b.row(name, info(cells{values: perRun(f)}), "")
+	}
+	// fullOnly puts v in the full size's column.
+	fullOnly := func(v string) cells {
+		c := make([]string, len(labels))
+		c[1] = v
+		return cells{values: c}
 	}
 	ms := func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
 	dur := func(v float64) string { return benchkit.Dur(time.Duration(v)) }
 	bytes := func(v float64) string { return benchkit.Bytes(v) }
 
-	b.sectionRow(fmt.Sprintf("scale: %s, against 1/%d of it (%s), each on a fresh control plane", full.Load, rep.Divisor, small.Load))
+	again := ""
+	if len(smalls) > 1 {
+		again = ", before and after it"
+	}
+	b.sectionRow(fmt.Sprintf("scale: %s, against 1/%d of it (%s)%s, each on a fresh control plane", full.Load, rep.Divisor, small.Load, again))
+	cost("machine speed, just before the propagation: SHA-256 of 64 MiB", func(r *scaleRun) float64 { return float64(r.Speed.CPU) }, dur, false)
+	cost("  2M dependent reads over 128 MiB", func(r *scaleRun) float64 { return float64(r.Speed.Memory) }, dur, false)
 	both("initial propagation: every Work exists after", func(r *scaleRun) string { return benchkit.Dur(r.Initial.Elapsed) })
 	both("  Works/s (10–90% of Works)", func(r *scaleRun) string {
 		return rate(r.Initial.WorksPerSec) + " (" + rate(float64(r.Initial.SteadyWorksPerSec)) + ")"
@@ -52,7 +95,7 @@ func (rep *scaleReport) table() *benchkit.Table {
 	both("  syncs per binding", func(r *scaleRun) string { return fmt.Sprintf("%.2f", r.Syncs/float64(r.Load.Bindings+1)) })
 	cost("controller CPU per Work", func(r *scaleRun) float64 { return 1000 * perWork(r.CPUSeconds, r.Load) }, ms, true)
 	cost("controller RSS per cached Work, all in", func(r *scaleRun) float64 { return perWork(float64(r.Memory.RSS), r.Load) }, bytes, true)
-	b.row("  RSS per Work at full size", single3("", benchkit.Bytes(perWork(float64(full.Memory.RSS), full.Load)), ""),
+	b.row("  RSS per Work at full size", fullOnly(benchkit.Bytes(perWork(float64(full.Memory.RSS), full.Load))),
 		fmt.Sprintf("< %s", benchkit.Bytes(targetRSSPerWork)))
 	b.figures[len(b.figures)-1].Result = map[string]string{"full": benchkit.Verdict(perWork(float64(full.Memory.RSS), full.Load) < targetRSSPerWork)}
 	cost("controller Go heap (live) per cached Work, all in", func(r *scaleRun) float64 { return perWork(float64(r.Memory.HeapLive), r.Load) }, bytes, true)
@@ -86,7 +129,7 @@ func (rep *scaleReport) table() *benchkit.Table {
 		withFinalizer = "with their finalizer, as Karmada's detector creates them"
 	}
 	b.sectionRow("requests per binding of the initial propagation (audit log), Works excluded; bindings created " + withFinalizer)
-	for _, k := range scaleAuditKeys(small, full) {
+	for _, k := range scaleAuditKeys(runs...) {
 		both(k, func(r *scaleRun) string {
 			return fmt.Sprintf("%.3f", float64(r.Requests.Audit[k])/float64(r.Load.Bindings+1))
 		})
@@ -95,7 +138,23 @@ func (rep *scaleReport) table() *benchkit.Table {
 		return fmt.Sprintf("%.3f", perWork(float64(r.Requests.Audit.Match("works.work.karmada.io")), r.Load))
 	})
 
-	if small.Ceiling != nil && full.Ceiling != nil {
+	// Which process the cores went to says where the ceiling is: a controller that used
+	// little of them cannot make the propagation much faster by using less.
+	b.sectionRow("where the cores went during the initial propagation: CPU-seconds ÷ its seconds, and per Work")
+	cores := func(v float64) string { return fmt.Sprintf("%.2f cores", v) }
+	for _, p := range []struct {
+		name string
+		cpu  func(*scaleRun) float64
+	}{
+		{"controller", func(r *scaleRun) float64 { return r.CPUSeconds }},
+		{"kube-apiserver", func(r *scaleRun) float64 { return r.APIServerCPUSeconds }},
+		{"etcd", func(r *scaleRun) float64 { return r.EtcdCPUSeconds }},
+	} {
+		both(p.name, func(r *scaleRun) string { return cores(p.cpu(r) / r.Initial.Elapsed.Seconds()) })
+		cost("  "+p.name+" CPU per Work", func(r *scaleRun) float64 { return 1000 * perWork(p.cpu(r), r.Load) }, ms, false)
+	}
+
+	if !slices.ContainsFunc(runs, func(r *scaleRun) bool { return r.Ceiling == nil }) {
 		b.sectionRow("control plane: kube-apiserver + etcd CPU per Work, the controller's load against a plain client's")
 		cost("controller's load", func(r *scaleRun) float64 { return 1000 * perWork(r.PlaneCPUSeconds, r.Load) }, ms, true)
 		cost("plain client creating the narrow Works", func(r *scaleRun) float64 {
@@ -105,13 +164,18 @@ func (rep *scaleReport) table() *benchkit.Table {
 			return perWork(r.PlaneCPUSeconds, r.Load) / (r.Ceiling.PlaneCPUSeconds / float64(r.Ceiling.Seen))
 		}, func(v float64) string { return fmt.Sprintf("%.2f", v) }, false)
 		both("plain client Works/s", func(r *scaleRun) string { return rate(r.Ceiling.WorksPerSec) })
+		// The plain client's pace at the same size is the plane's own: what the
+		// propagation's time per Work grows by beyond it is the controller's share.
+		cost("time per Work, the controller's ÷ the plain client's", func(r *scaleRun) float64 {
+			return (r.Initial.Elapsed.Seconds() / float64(r.Initial.Seen)) / (r.Ceiling.Elapsed.Seconds() / float64(r.Ceiling.Seen))
+		}, func(v float64) string { return fmt.Sprintf("%.2f", v) }, false)
 	}
 	if u := rep.Urgent; u != nil {
 		b.sectionRow(fmt.Sprintf("fresh changes during the full size's restart: %d, one every %s, alternately a new and a changed binding", len(u.Changes), u.Interval))
-		b.row("first sync after process start (no change can sync before)", single3("", benchkit.Dur(u.FirstSync), ""), "")
-		b.row("latency p50 / p99 / max", single3("", benchkit.Dur(u.P50)+" / "+benchkit.Dur(u.P99)+" / "+benchkit.Dur(u.Max), ""), "p99 ≤ 1s")
+		b.row("first sync after process start (no change can sync before)", fullOnly(benchkit.Dur(u.FirstSync)), "")
+		b.row("latency p50 / p99 / max", fullOnly(benchkit.Dur(u.P50)+" / "+benchkit.Dur(u.P99)+" / "+benchkit.Dur(u.Max)), "p99 ≤ 1s")
 		b.figures[len(b.figures)-1].Result = map[string]string{"full": benchkit.Verdict(u.Error == "" && u.P99 <= time.Second)}
-		b.row("re-verification took", single3("", benchkit.Dur(u.Backlog), ""), "")
+		b.row("re-verification took", fullOnly(benchkit.Dur(u.Backlog)), "")
 	}
 	rep.Figures = b.figures
 	return figureTable(b.labels, rep.Figures)
@@ -133,9 +197,6 @@ func byVerb(a benchkit.AuditCounts) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// single3 puts values in the three columns.
-func single3(a, z, ratio string) cells { return cells{values: []string{a, z, ratio}} }
 
 // scaleAuditKeys are the non-Work request kinds either size made, sorted.
 func scaleAuditKeys(runs ...*scaleRun) []string {
@@ -160,7 +221,8 @@ func scaleNotes(rep *scaleReport) []string {
 		env = "controller environment: " + strings.Join(e, " ")
 	}
 	return []string{
-		"both sizes run on fresh control planes (kube-apiserver + etcd from bin/k8s), one after the other in one invocation; the ratio is full ÷ small, so a figure that does not grow with the fleet is near 1",
+		"every run on a fresh control plane (kube-apiserver + etcd from bin/k8s), one after the other in one invocation: the small size, the full size and (--scale-small-again) the small size again; the ratio is full ÷ small (the mean of both small runs), so a figure that does not grow with the fleet is near 1, and again ÷ first is how much the same small run moved on this machine in the minutes between",
+		"speed probe: on the idle plane just before the initial propagation, the bench process hashes 64 MiB with SHA-256 (compute, in cache) and follows 2M links of a random chain over 128 MiB (memory, every read a cache miss), each five times, median; the same work every run, so it moves only with the machine",
 		"initial propagation: the wide binding and every narrow binding created at once (--creators at a time), timed from the first create to the last Work seen by one metadata watch",
 		"syncs = controller_runtime_reconcile_total over the initial propagation; CPU = the controller's user+system time over it",
 		"memory: read with every Work cached, after two garbage collections completed; per Work = the whole process ÷ Works (bindings, templates, caches and runtime all in); " + env,
