@@ -216,8 +216,7 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	}
 	auditFrom := benchkit.AuditOffset(env.plane.AuditLog)
 	cpuBefore, _ := localplane.ReadCPU(ctl.Proc.Pid())
-	apiserverBefore, _ := localplane.ChildrenCPU("kube-apiserver")
-	etcdBefore, _ := localplane.ChildrenCPU("etcd")
+	planeBefore, _ := localplane.ChildrenCPUByComm("kube-apiserver", "etcd")
 	logf("%s: speed probe: CPU %s, memory %s; creating %d bindings (%d at once) → %d Works", label, benchkit.Dur(res.Speed.CPU), benchkit.Dur(res.Speed.Memory), len(initial), p.creators, load.works())
 	start := time.Now()
 	res.Initial, _, err = p.createAndTime(ctx, label, env.tracker, initialKeys, len(initial), p.creators,
@@ -239,11 +238,9 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	if cpuAfter, err := localplane.ReadCPU(ctl.Proc.Pid()); err == nil {
 		res.CPUSeconds = cpuAfter - cpuBefore
 	}
-	if apiserverAfter, err := localplane.ChildrenCPU("kube-apiserver"); err == nil {
-		res.APIServerCPUSeconds = apiserverAfter - apiserverBefore
-	}
-	if etcdAfter, err := localplane.ChildrenCPU("etcd"); err == nil {
-		res.EtcdCPUSeconds = etcdAfter - etcdBefore
+	if planeAfter, err := localplane.ChildrenCPUByComm("kube-apiserver", "etcd"); err == nil {
+		res.APIServerCPUSeconds = planeAfter["kube-apiserver"] - planeBefore["kube-apiserver"]
+		res.EtcdCPUSeconds = planeAfter["etcd"] - planeBefore["etcd"]
 	}
 	res.PlaneCPUSeconds = res.APIServerCPUSeconds + res.EtcdCPUSeconds
 	after, err := ctl.Scrape(ctx)

@@ -42,18 +42,29 @@ func ReadCPU(pid int) (float64, error) {
 // ChildrenCPU returns the user+system CPU seconds used by this program's child
 // processes whose command is one of comms. Processes that end while it reads are skipped.
 func ChildrenCPU(comms ...string) (float64, error) {
+	byComm, err := ChildrenCPUByComm(comms...)
+	total := 0.0
+	for _, v := range byComm {
+		total += v
+	}
+	return total, err
+}
+
+// ChildrenCPUByComm is ChildrenCPU for each of comms apart, read in one pass so that
+// the figures are of the same moment.
+func ChildrenCPUByComm(comms ...string) (map[string]float64, error) {
 	procs, err := procfs.AllProcs()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	self := os.Getpid()
-	total := 0.0
+	byComm := make(map[string]float64, len(comms))
 	for _, proc := range procs {
 		stat, err := proc.Stat()
 		if err != nil || stat.PPID != self || !slices.Contains(comms, stat.Comm) {
 			continue
 		}
-		total += stat.CPUTime()
+		byComm[stat.Comm] += stat.CPUTime()
 	}
-	return total, nil
+	return byComm, nil
 }
