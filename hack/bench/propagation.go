@@ -290,6 +290,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	scaleUrgent := fs.Bool("scale-urgent", true, "scale: restart the full size a second time and make --urgent-changes fresh changes while it re-verifies")
 	scaleAgain := fs.Bool("scale-small-again", true, "scale: run the small size again after the full size; the full size is held against the mean of both, and their difference shows the machine's drift")
 	scaleRestarts := fs.Int("scale-restarts", 3, "scale: timed restarts at each size, one after the other; the table compares the median")
+	scaleProfile := fs.Duration("scale-profile", 0, "scale: take CPU profiles of kube-apiserver (and of the controller, when --manager-args serve them: --enable-pprof --profiling-bind-address=…) for this long, from the moment 40% of each size's initial Works exist, into the work directory (see --keep)")
 	scaleJSON := fs.String("scale-json", filepath.Join("bench", "results", "scale.json"),
 		"where the scale scenario writes its results as JSON (relative: to the repository root)")
 	fs.Usage = func() {
@@ -462,7 +463,8 @@ func runPropagation(ctx context.Context, args []string) error {
 	if want["scale"] {
 		o := scaleOptions{load: scaleLoad{Bindings: *scaleBindings, Clusters: *scaleClusters, WideClusters: *scaleWide},
 			divisor: *scaleDivisor, changes: *scaleChanges, env: strings.Fields(*scaleEnv), ceiling: *scaleCeiling,
-			urgent: *scaleUrgent, again: *scaleAgain, restarts: *scaleRestarts, finalizer: *scaleFinalizer, urgentChanges: *urgentChanges, urgentInterval: *urgentInterval}
+			urgent: *scaleUrgent, again: *scaleAgain, restarts: *scaleRestarts, finalizer: *scaleFinalizer, urgentChanges: *urgentChanges, urgentInterval: *urgentInterval,
+			profile: *scaleProfile}
 		if scale, err = p.scaleScenario(ctx, specs[0], o); err != nil {
 			return err
 		}
@@ -516,20 +518,28 @@ func runPropagation(ctx context.Context, args []string) error {
 
 // managerFlagInt finds --name=V or --name V (or one dash) in args.
 func managerFlagInt(args []string, name string, def int) int {
+	if n, err := strconv.Atoi(managerFlag(args, name)); err == nil {
+		return n
+	}
+	return def
+}
+
+// managerFlag finds --name=V or --name V (or one dash) in args: V, "true" for a flag
+// given alone, or "" when args do not set it.
+func managerFlag(args []string, name string) string {
 	for i, a := range args {
 		a = strings.TrimLeft(a, "-")
 		if v, ok := strings.CutPrefix(a, name+"="); ok {
-			if n, err := strconv.Atoi(v); err == nil {
-				return n
-			}
+			return v
 		}
-		if a == name && i+1 < len(args) {
-			if n, err := strconv.Atoi(args[i+1]); err == nil {
-				return n
+		if a == name {
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				return args[i+1]
 			}
+			return "true"
 		}
 	}
-	return def
+	return ""
 }
 
 // newPlane starts a fresh control plane for one measured load: behind karmada-webhook's

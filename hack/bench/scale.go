@@ -119,6 +119,10 @@ type scaleOptions struct {
 	// urgentChanges and urgentInterval shape the fresh changes during the second restart.
 	urgentChanges  int
 	urgentInterval time.Duration
+	// profile, when not zero, is how long CPU profiles of kube-apiserver (and of the
+	// controller, when it serves pprof) are taken for, from the moment 40% of each size's
+	// initial Works exist.
+	profile time.Duration
 }
 
 // scaleScenario runs the load at 1/divisor of its size, then at full size and (again)
@@ -218,6 +222,33 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	cpuBefore, _ := localplane.ReadCPU(ctl.Proc.Pid())
 	planeBefore, _ := localplane.ChildrenCPUByComm("kube-apiserver", "etcd")
 	logf("%s: speed probe: CPU %s, memory %s; creating %d bindings (%d at once) → %d Works", label, benchkit.Dur(res.Speed.CPU), benchkit.Dur(res.Speed.Memory), len(initial), p.creators, load.works())
+	profiled := make(chan error, 2)
+	if o.profile > 0 {
+		go func() {
+			// From the moment 40% of the Works exist, so that at either size the API server
+			// holds a fleet of its size's order, and the profile ends before the propagation.
+			for env.tracker.Seen(initialKeys) < len(initialKeys)*2/5 && ctx.Err() == nil {
+				time.Sleep(time.Second)
+			}
+			go func() {
+				path := filepath.Join(p.s.Dir, load.Name+"-controller.cpu.pprof")
+				ok, err := profileController(ctx, spec.Args, o.profile, path)
+				if ok {
+					logf("%s: controller CPU profile of %s: %s", label, o.profile, path)
+				}
+				profiled <- err
+			}()
+			path := filepath.Join(p.s.Dir, load.Name+"-kube-apiserver.cpu.pprof")
+			err := profileAPIServer(ctx, env.plane.Admin, o.profile, path)
+			if err == nil {
+				logf("%s: kube-apiserver CPU profile of %s: %s", label, o.profile, path)
+			}
+			profiled <- err
+		}()
+	} else {
+		profiled <- nil
+		profiled <- nil
+	}
 	start := time.Now()
 	res.Initial, _, err = p.createAndTime(ctx, label, env.tracker, initialKeys, len(initial), p.creators,
 		func(ctx context.Context, i int) error { return env.plane.Client.Create(ctx, initial[i]) })
@@ -226,6 +257,11 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	}
 	if res.Initial.TimedOut {
 		return nil, nil, fmt.Errorf("%s: only %d of %d Works after %s", label, res.Initial.Seen, load.works(), p.phaseTimeout)
+	}
+	for range 2 {
+		if err := <-profiled; err != nil {
+			logf("%s: %v", label, err)
+		}
 	}
 	if a, err := env.tracker.WaitAll(ctx, wideKeys, time.Second); err == nil {
 		res.WideElapsed = a.Last.Sub(start)

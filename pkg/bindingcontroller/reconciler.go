@@ -60,6 +60,8 @@ type Reconciler struct {
 
 	// Ledger remembers what was written, so a resync of current Works costs no request.
 	Ledger *workapply.Ledger
+	// WorkWriter creates and updates Works; nil writes them through Client.
+	WorkWriter workapply.Writer
 	// TemplateKinds refuses template kinds the cache could never list; nil trusts every kind.
 	TemplateKinds *cacheable.Kinds
 
@@ -134,5 +136,5 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func (r *Reconciler) applier() *workapply.Applier {
-	return &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger}
+	return &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger, Writer: r.WorkWriter}
 }

@@ -50,6 +50,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := primeLedgerOnStart(mgr, ledger); err != nil {
 		return err
 	}
+	workWriter, err := workapply.NewMetadataWriter(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
 	discovery, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 	if err != nil {
 		return fmt.Errorf("creating a discovery client: %w", err)
@@ -80,6 +84,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,
 			StuckWorkWarningAfter:      opts.StuckWorkWarningAfter,
 			Ledger:                     ledger,
+			WorkWriter:                 workWriter,
 			TemplateKinds:              templateKinds,
 			PoliciesServed:             policiesServed,
 			ClustersServed:             clustersServed,

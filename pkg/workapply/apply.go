@@ -24,13 +24,23 @@ import (
 
 // Applier creates, updates and deletes Works.
 type Applier struct {
-	// Client reads Work metadata from the informer cache and writes to the API server.
+	// Client reads Work metadata from the informer cache and deletes Works (and creates
+	// and updates them when Writer is nil).
 	Client client.Client
 	// Reader reads whole Works from the API server itself, when the cache cannot tell
 	// whether a Work is current.
 	Reader client.Reader
 	// Ledger remembers what this process wrote, so a current Work costs no request at all.
 	Ledger *Ledger
+	// Writer creates and updates Works; nil writes through Client.
+	Writer Writer
+}
+
+func (a *Applier) writer() Writer {
+	if a.Writer != nil {
+		return a.Writer
+	}
+	return clientWriter{c: a.Client}
 }
 
 // ownershipAnnotations name the binding a Work belongs to.
@@ -107,13 +117,12 @@ func (a *Applier) vouchedFor(cached metav1.Object, admitted *workv1alpha1.Work) 
 
 // remember records a Work as the API server returned it after a write or read, with the
 // hash of desired as admitted to that Work: what the next Apply computes from the cache.
-func (a *Applier) remember(stored *workv1alpha1.Work, desired *workv1alpha1.Work) {
-	a.Ledger.remember(stored, specHash(&asAdmitted(desired, stored.Labels).Spec))
+func (a *Applier) remember(stored metav1.Object, desired *workv1alpha1.Work) {
+	a.Ledger.remember(stored, specHash(&asAdmitted(desired, stored.GetLabels()).Spec))
 }
 
 func (a *Applier) create(ctx context.Context, desired *workv1alpha1.Work) (Outcome, error) {
-	created := desired.DeepCopy()
-	err := a.Client.Create(ctx, created)
+	created, err := a.writer().Create(ctx, desired)
 	if err == nil {
 		a.remember(created, desired)
 		return Created, nil
@@ -152,17 +161,18 @@ func (a *Applier) readAndUpdate(ctx context.Context, desired *workv1alpha1.Work)
 		updated := existing.DeepCopy()
 		mergeDesired(updated, admitted)
 		outcome = Updated
-		if err := a.Client.Update(ctx, updated); err != nil {
+		stored, err := a.writer().Update(ctx, updated)
+		if err != nil {
 			return err
 		}
-		a.remember(updated, desired)
+		a.remember(stored, desired)
 		return nil
 	})
 	switch {
 	case apierrors.IsNotFound(err):
 		// Gone between the cache and the API server: it can simply be created, once.
-		created := desired.DeepCopy()
-		if err := a.Client.Create(ctx, created); err != nil {
+		created, err := a.writer().Create(ctx, desired)
+		if err != nil {
 			return Failed, fmt.Errorf("creating: %w", err)
 		}
 		a.remember(created, desired)

@@ -321,3 +321,68 @@ func TestOwnedMetadataChanged(t *testing.T) {
 		t.Fatal("the removal of the permanent-id label went unnoticed")
 	}
 }
+
+// metadataWriter stands for an API server that answers Work writes with the Work's
+// metadata only (MetadataWriter's answer), behind an admission chain that adds a label.
+type metadataWriter struct {
+	c      client.Client
+	writes int
+}
+
+func (w *metadataWriter) admitted(work *workv1alpha1.Work) *workv1alpha1.Work {
+	w.writes++
+	stored := work.DeepCopy()
+	stored.Labels["admission.example.com/added"] = "yes"
+	return stored
+}
+
+func (w *metadataWriter) Create(ctx context.Context, work *workv1alpha1.Work) (metav1.Object, error) {
+	stored := w.admitted(work)
+	if err := w.c.Create(ctx, stored); err != nil {
+		return nil, err
+	}
+	return &metav1.PartialObjectMetadata{ObjectMeta: stored.ObjectMeta}, nil
+}
+
+func (w *metadataWriter) Update(ctx context.Context, work *workv1alpha1.Work) (metav1.Object, error) {
+	stored := w.admitted(work)
+	if err := w.c.Update(ctx, stored); err != nil {
+		return nil, err
+	}
+	return &metav1.PartialObjectMetadata{ObjectMeta: stored.ObjectMeta}, nil
+}
+
+// What a write answers with is only metadata; the ledger must still vouch for the Work
+// it wrote, so that the next sync of the same content costs no request.
+func TestApplyVouchesForWorksWrittenWithMetadataAnswers(t *testing.T) {
+	c := counter{}
+	a, cl := newApplier(t, c, interceptor.Funcs{})
+	w := &metadataWriter{c: cl}
+	a.Writer, a.Ledger = w, NewLedger()
+	ctx := context.Background()
+	step := func(name, manifest string, want Outcome, writes int) {
+		t.Helper()
+		if r := a.Apply(ctx, "member1", desiredWork(manifest)); r.Outcome != want || r.Err != nil {
+			t.Fatalf("%s: got %s %v, want %s", name, r.Outcome, r.Err, want)
+		}
+		if w.writes != writes || c["create"]+c["update"] != writes {
+			t.Fatalf("%s: %d writes through the writer, requests %v; want %d writes, all through the writer", name, w.writes, c, writes)
+		}
+	}
+	step("create", `{"kind":"Deployment","spec":{"replicas":1}}`, Created, 1)
+	getsBefore := c["get"]
+	step("resync after the create", `{"kind":"Deployment","spec":{"replicas":1}}`, Unchanged, 1)
+	if c["get"] != getsBefore+1 {
+		t.Fatalf("resync read %d times, want the one cached metadata read", c["get"]-getsBefore)
+	}
+	step("update", `{"kind":"Deployment","spec":{"replicas":3}}`, Updated, 2)
+	step("resync after the update", `{"kind":"Deployment","spec":{"replicas":3}}`, Unchanged, 2)
+
+	got := &workv1alpha1.Work{}
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(desiredWork("")), got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Spec.Workload.Manifests[0].Raw) != `{"kind":"Deployment","spec":{"replicas":3}}` {
+		t.Fatalf("stored manifest %s", got.Spec.Workload.Manifests[0].Raw)
+	}
+}

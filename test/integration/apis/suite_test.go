@@ -23,7 +23,9 @@ limitations under the License.
 //     round-trips through the typed client without losing a field, and a
 //     ResourceBinding's unmodelled spec/status fields are preserved;
 //   - on a second kube-apiserver with Karmada's own CRDs: the same fixtures round-trip
-//     too (wire compatibility).
+//     too (wire compatibility);
+//   - on both, Works written with metadata-only answers (workapply.MetadataWriter) are
+//     stored as a controller-runtime client stores them, and errors keep their messages.
 //
 // Run with: KUBEBUILDER_ASSETS=$PWD/bin/k8s go test ./test/integration/apis/... -count=1
 package apis_test
