@@ -1,9 +1,7 @@
 package workapply
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -79,9 +77,12 @@ func (l *Ledger) vouchFor(work *workv1alpha1.Work) bool {
 	if work.DeletionTimestamp != nil || !namesBinding(work) {
 		return false
 	}
-	spec := work.Spec.DeepCopy()
-	for i := range spec.Workload.Manifests {
-		canonical, ok := canonicalJSON(spec.Workload.Manifests[i].Raw)
+	// The hash reads the flags and the manifests' bytes only: a shallow copy with the
+	// manifests in canonical form will do, without copying the Work.
+	spec := work.Spec
+	spec.Workload.Manifests = make([]workv1alpha1.Manifest, len(work.Spec.Workload.Manifests))
+	for i, m := range work.Spec.Workload.Manifests {
+		canonical, ok := canonicalManifest(m.Raw)
 		if !ok {
 			return false
 		}
@@ -92,21 +93,8 @@ func (l *Ledger) vouchFor(work *workv1alpha1.Work) bool {
 	if _, known := l.entries[keyOf(work)]; known {
 		return false
 	}
-	l.put(keyOf(work), ledgerEntry{uid: work.UID, generation: work.Generation, hash: specHash(spec), owner: ownerOf(work)})
+	l.put(keyOf(work), ledgerEntry{uid: work.UID, generation: work.Generation, hash: specHash(&spec), owner: ownerOf(work)})
 	return true
-}
-
-// canonicalJSON re-encodes raw as rendering encodes a manifest: keys sorted, no spaces,
-// numbers as written. The API server may hand a manifest back with keys in another order.
-func canonicalJSON(raw []byte) ([]byte, bool) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, false
-	}
-	out, err := json.Marshal(v)
-	return out, err == nil
 }
 
 // namesBinding tells whether a Work's annotations name a binding: the controller's own.
