@@ -99,17 +99,8 @@ func (s *canonicalScan) object() bool {
 		if !s.value() {
 			return false
 		}
-		c, ok := s.next()
-		if !ok {
-			return false
-		}
-		s.i++
-		switch c {
-		case ',':
-		case '}':
-			return true
-		default:
-			return false
+		if closed, ok := s.separator('}'); !ok || closed {
+			return ok
 		}
 	}
 }
@@ -124,19 +115,20 @@ func (s *canonicalScan) array() bool {
 		if !s.value() {
 			return false
 		}
-		c, ok := s.next()
-		if !ok {
-			return false
-		}
-		s.i++
-		switch c {
-		case ',':
-		case ']':
-			return true
-		default:
-			return false
+		if closed, ok := s.separator(']'); !ok || closed {
+			return ok
 		}
 	}
+}
+
+// separator reads what follows a member: a comma (another one comes) or closer.
+func (s *canonicalScan) separator(closer byte) (closed, ok bool) {
+	c, ok := s.next()
+	if !ok || (c != ',' && c != closer) {
+		return false, false
+	}
+	s.i++
+	return c == closer, true
 }
 
 // str reads a string at s.i (its opening quote) and returns its content.
