@@ -149,7 +149,7 @@ func (s *canonicalScan) str() ([]byte, bool) {
 }
 
 func (s *canonicalScan) literal(word string) bool {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
 		return false
 	}
 	s.i += len(word)

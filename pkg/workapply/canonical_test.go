@@ -132,3 +132,10 @@ func FuzzAlreadyCanonicalIsSound(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { checkSound(t, raw) })
 }
+
+func TestAlreadyCanonicalDoesNotAllocate(t *testing.T) {
+	raw := []byte(`{"a":[1,-2.5e3,true,false,null],"b":{"c":"d"}}`)
+	if n := testing.AllocsPerRun(100, func() { alreadyCanonical(raw) }); n != 0 {
+		t.Fatalf("alreadyCanonical allocates %.0f times per call, want 0", n)
+	}
+}
