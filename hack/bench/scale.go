@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -222,33 +223,7 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	cpuBefore, _ := localplane.ReadCPU(ctl.Proc.Pid())
 	planeBefore, _ := localplane.ChildrenCPUByComm("kube-apiserver", "etcd")
 	logf("%s: speed probe: CPU %s, memory %s; creating %d bindings (%d at once) → %d Works", label, benchkit.Dur(res.Speed.CPU), benchkit.Dur(res.Speed.Memory), len(initial), p.creators, load.works())
-	profiled := make(chan error, 2)
-	if o.profile > 0 {
-		go func() {
-			// From the moment 40% of the Works exist, so that at either size the API server
-			// holds a fleet of its size's order, and the profile ends before the propagation.
-			for env.tracker.Seen(initialKeys) < len(initialKeys)*2/5 && ctx.Err() == nil {
-				time.Sleep(time.Second)
-			}
-			go func() {
-				path := filepath.Join(p.s.Dir, load.Name+"-controller.cpu.pprof")
-				ok, err := profileController(ctx, spec.Args, o.profile, path)
-				if ok {
-					logf("%s: controller CPU profile of %s: %s", label, o.profile, path)
-				}
-				profiled <- err
-			}()
-			path := filepath.Join(p.s.Dir, load.Name+"-kube-apiserver.cpu.pprof")
-			err := profileAPIServer(ctx, env.plane.Admin, o.profile, path)
-			if err == nil {
-				logf("%s: kube-apiserver CPU profile of %s: %s", label, o.profile, path)
-			}
-			profiled <- err
-		}()
-	} else {
-		profiled <- nil
-		profiled <- nil
-	}
+	profiled := p.profileMidPropagation(ctx, env, spec, load.Name, label, initialKeys, o.profile)
 	start := time.Now()
 	res.Initial, _, err = p.createAndTime(ctx, label, env.tracker, initialKeys, len(initial), p.creators,
 		func(ctx context.Context, i int) error { return env.plane.Client.Create(ctx, initial[i]) })
@@ -258,11 +233,7 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	if res.Initial.TimedOut {
 		return nil, nil, fmt.Errorf("%s: only %d of %d Works after %s", label, res.Initial.Seen, load.works(), p.phaseTimeout)
 	}
-	for range 2 {
-		if err := <-profiled; err != nil {
-			logf("%s: %v", label, err)
-		}
-	}
+	profiled()
 	if a, err := env.tracker.WaitAll(ctx, wideKeys, time.Second); err == nil {
 		res.WideElapsed = a.Last.Sub(start)
 	}
@@ -341,6 +312,36 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 		return nil, nil, err
 	}
 	return res, u, nil
+}
+
+// profileMidPropagation takes, when d is not zero, CPU profiles of kube-apiserver and (when
+// its flags serve one) of the controller for d, from the moment 40% of keys exist: at
+// either size the API server then holds a fleet of its size's order, and the profiles end
+// before the propagation does. The function it returns waits for them and logs the outcome.
+func (p *propagation) profileMidPropagation(ctx context.Context, env *runEnv, spec benchkit.ControllerSpec, name, label string, keys []string, d time.Duration) (wait func()) {
+	if d <= 0 {
+		return func() {}
+	}
+	var wg sync.WaitGroup
+	profile := func(what string, take func(path string) (bool, error)) {
+		defer wg.Done()
+		for env.tracker.Seen(keys) < len(keys)*2/5 && ctx.Err() == nil {
+			time.Sleep(time.Second)
+		}
+		path := filepath.Join(p.s.Dir, name+"-"+what+".cpu.pprof")
+		switch taken, err := take(path); {
+		case err != nil:
+			logf("%s: %v", label, err)
+		case taken:
+			logf("%s: %s CPU profile of %s: %s", label, what, d, path)
+		}
+	}
+	wg.Add(2)
+	go profile("kube-apiserver", func(path string) (bool, error) {
+		return true, profileAPIServer(ctx, env.plane.Admin, d, path)
+	})
+	go profile("controller", func(path string) (bool, error) { return profileController(ctx, spec.Args, d, path) })
+	return wg.Wait
 }
 
 // scaleTemplates creates the templates of one size: the narrow bindings' and the fresh
