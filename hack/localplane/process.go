@@ -145,13 +145,20 @@ func FreePort() (int, error) {
 	return addr.Port, nil
 }
 
-// FreeAddress returns a 127.0.0.1:port nothing listens on right now.
-func FreeAddress() (string, error) {
-	port, err := FreePort()
-	if err != nil {
-		return "", err
+// FreeAddresses returns n distinct 127.0.0.1:port addresses nothing listens on right
+// now. Each port is held until all are chosen: asked one after the other, the kernel may
+// hand out the port it just took back.
+func FreeAddresses(n int) ([]string, error) {
+	addrs := make([]string, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
 	}
-	return "127.0.0.1:" + strconv.Itoa(port), nil
+	return addrs, nil
 }
 
 // BindAddress returns def (":8080") when it is free, else ":<a free port>"; moved tells

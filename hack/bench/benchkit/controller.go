@@ -40,14 +40,11 @@ type Controller struct {
 // StartController starts spec against kubeconfig, its log in logPath, and waits for
 // /readyz when it has one.
 func StartController(ctx context.Context, spec ControllerSpec, kubeconfig, logPath string) (*Controller, error) {
-	metrics, err := localplane.FreeAddress()
+	addrs, err := localplane.FreeAddresses(2)
 	if err != nil {
 		return nil, err
 	}
-	probe, err := localplane.FreeAddress()
-	if err != nil {
-		return nil, err
-	}
+	metrics, probe := addrs[0], addrs[1]
 	c := &Controller{Spec: spec}
 	if spec.Command == "" {
 		c.Argv = append([]string{spec.Binary, "--kubeconfig", kubeconfig, "--leader-elect=false",

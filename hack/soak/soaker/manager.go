@@ -38,15 +38,11 @@ type Manager struct {
 
 // StartManager starts the binary; it does not wait for it to be ready.
 func StartManager(cfg ManagerConfig) (*Manager, error) {
-	metricsAddr, err := localplane.FreeAddress()
+	addrs, err := localplane.FreeAddresses(2)
 	if err != nil {
 		return nil, err
 	}
-	probeAddr, err := localplane.FreeAddress()
-	if err != nil {
-		return nil, err
-	}
-	m := &Manager{out: &localplane.SyncBuffer{}, MetricsAddr: metricsAddr, ProbeAddr: probeAddr}
+	m := &Manager{out: &localplane.SyncBuffer{}, MetricsAddr: addrs[0], ProbeAddr: addrs[1]}
 	args := append([]string{"--kubeconfig", cfg.Kubeconfig,
 		"--metrics-bind-address=" + m.MetricsAddr, "--health-probe-bind-address=" + m.ProbeAddr}, cfg.Args...)
 	var w io.Writer = m.out
