@@ -2,13 +2,21 @@ package bindingcontroller
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -91,5 +99,71 @@ func TestOnlyReVerificationsWaitForTheLedgerToBePrimed(t *testing.T) {
 	}
 	if h.r.parking.park(request()) {
 		t.Error("parking still accepts requests after release; they would never come back")
+	}
+}
+
+// unsyncedCache is a manager cache whose initial lists never finish until released.
+// Anything else the manager asked of it would panic on the nil embedded interface.
+type unsyncedCache struct {
+	cache.Cache
+	synced chan struct{}
+}
+
+func (c *unsyncedCache) Start(ctx context.Context) error { <-ctx.Done(); return nil }
+
+func (c *unsyncedCache) WaitForCacheSync(ctx context.Context) bool {
+	select {
+	case <-c.synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// The ledger's priming runs alongside the informers' initial lists, not after them: on a
+// manager whose caches have not synced (and so whose leader-election runnables have not
+// started), the ledger is primed from the Works list.
+func TestTheLedgerIsPrimedWhileTheCachesMakeTheirInitialLists(t *testing.T) {
+	caches := &unsyncedCache{synced: make(chan struct{})}
+	defer close(caches.synced)
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "http://127.0.0.1:1"}, ctrl.Options{
+		Scheme:                 testScheme(t),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		NewCache:               func(*rest.Config, cache.Options) (cache.Cache, error) { return caches, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lists atomic.Int32
+	reader := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(orphanWork("member1", nil)).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			lists.Add(1)
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	ledger := workapply.NewLedger()
+	if err := primeLedgerOnStart(mgr, ledger, reader); err != nil {
+		t.Fatal(err)
+	}
+	leaderStarted := make(chan struct{})
+	if err := mgr.Add(manager.RunnableFunc(func(context.Context) error { close(leaderStarted); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = mgr.Start(ctx) }()
+
+	select {
+	case <-ledger.Primed():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the ledger was not primed while the caches made their initial lists; priming waits for them")
+	}
+	if lists.Load() == 0 {
+		t.Fatal("the ledger counts as primed without a list of the Works")
+	}
+	select {
+	case <-leaderStarted:
+		t.Fatal("a leader-election runnable started before the caches synced; the test's cache does not hold them back")
+	default:
 	}
 }

@@ -47,7 +47,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	deletionWaits := newDeletionWaits()
 	ledger := workapply.NewLedger()
-	if err := primeLedgerOnStart(mgr, ledger); err != nil {
+	if err := primeLedgerOnStart(mgr, ledger, mgr.GetAPIReader()); err != nil {
 		return err
 	}
 	workWriter, err := workapply.NewMetadataWriter(mgr.GetConfig(), mgr.GetHTTPClient())
