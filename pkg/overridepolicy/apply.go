@@ -101,6 +101,17 @@ func (e *Error) Unwrap() error { return e.Err }
 // On error the result is nil and the error is an *Error.
 func Apply(template *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, policies Policies) (*unstructured.Unstructured, Applied, error) {
 	obj := template.DeepCopy()
+	applied, err := ApplyTo(obj, cluster, policies)
+	if err != nil {
+		return nil, Applied{}, err
+	}
+	return obj, applied, nil
+}
+
+// ApplyTo is Apply on obj itself, for a caller that holds its own copy already (render
+// copies the template once per cluster to set its replicas): obj is overridden in place.
+// On error obj may be partly overridden and must be dropped.
+func ApplyTo(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, policies Policies) (Applied, error) {
 	var applied Applied
 
 	clusterPolicies := make([]candidate, 0, len(policies.Cluster))
@@ -112,7 +123,7 @@ func Apply(template *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster
 	}
 	var err error
 	if applied.Cluster, err = applyGroup(obj, cluster, clusterPolicies); err != nil {
-		return nil, Applied{}, err
+		return Applied{}, err
 	}
 
 	// As in Karmada, OverridePolicies are chosen by the object as the
@@ -130,10 +141,10 @@ func Apply(template *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster
 			})
 		}
 		if applied.Namespaced, err = applyGroup(obj, cluster, namespaced); err != nil {
-			return nil, Applied{}, err
+			return Applied{}, err
 		}
 	}
-	return obj, applied, nil
+	return applied, nil
 }
 
 type candidate struct {

@@ -47,7 +47,8 @@ func Work(b Binding, template *unstructured.Unstructured, target Target, o Overr
 	if cluster == nil {
 		cluster = &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: target.Cluster}}
 	}
-	workload, applied, err := overridepolicy.Apply(workload, cluster, o.Policies)
+	// workload is this cluster's own copy (reviseReplicas): overridden in place, not copied again.
+	applied, err := overridepolicy.ApplyTo(workload, cluster, o.Policies)
 	if err != nil {
 		return nil, err
 	}
