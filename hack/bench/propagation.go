@@ -285,6 +285,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	scaleDivisor := fs.Int("scale-divisor", 10, "scale: the small run is the full size ÷ this")
 	scaleChanges := fs.Int("scale-changes", 100, "scale: changes made one at a time to the idle fleet, each timed")
 	scaleEnv := fs.String("scale-env", "", "scale: space-separated NAME=value set in the controller's environment (e.g. \"GOMEMLIMIT=700MiB GOGC=100\")")
+	scaleMemLimit := fs.Bool("scale-memory-limit", true, "scale: run the controller at both sizes with GOMEMLIMIT at 90% of the RSS budget (8 KiB) times the full size's Works, as an operator sizing its container for the full fleet would (unless --scale-env sets GOMEMLIMIT)")
 	scaleCeiling := fs.Bool("scale-ceiling", true, "scale: also time a plain client creating the narrow Works at each size, for the control plane's CPU per Work")
 	scaleFinalizer := fs.Bool("scale-finalizer", true, "scale: create the bindings with the binding controller's finalizer, as Karmada's detector does (false: the controller adds it, one patch per binding)")
 	scaleUrgent := fs.Bool("scale-urgent", true, "scale: restart the full size a second time and make --urgent-changes fresh changes while it re-verifies")
@@ -462,7 +463,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	var scale *scaleReport
 	if want["scale"] {
 		o := scaleOptions{load: scaleLoad{Bindings: *scaleBindings, Clusters: *scaleClusters, WideClusters: *scaleWide},
-			divisor: *scaleDivisor, changes: *scaleChanges, env: strings.Fields(*scaleEnv), ceiling: *scaleCeiling,
+			divisor: *scaleDivisor, changes: *scaleChanges, env: strings.Fields(*scaleEnv), memoryLimit: *scaleMemLimit, ceiling: *scaleCeiling,
 			urgent: *scaleUrgent, again: *scaleAgain, restarts: *scaleRestarts, finalizer: *scaleFinalizer, urgentChanges: *urgentChanges, urgentInterval: *urgentInterval,
 			profile: *scaleProfile}
 		if scale, err = p.scaleScenario(ctx, specs[0], o); err != nil {

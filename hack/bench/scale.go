@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,6 +92,9 @@ type restartResult struct {
 	Reconciled time.Duration `json:"reconciledNs"`
 	Steady     time.Duration `json:"steadyNs"`
 	Requests   requestCounts `json:"requests"`
+	// PlaneSettled is how long the plane took, before the restart, to come back to
+	// idle after what came before it (planeQuiet).
+	PlaneSettled time.Duration `json:"planeSettledNs"`
 }
 
 type scaleReport struct {
@@ -108,8 +113,10 @@ type scaleOptions struct {
 	divisor int
 	changes int
 	env     []string
-	ceiling bool
-	urgent  bool
+	// memoryLimit adds GOMEMLIMIT (memoryLimitFor the full size) to env.
+	memoryLimit bool
+	ceiling     bool
+	urgent      bool
 	// again runs the 1/divisor size a second time after the full size: the full size is
 	// held against both, and the two small runs' difference is the machine's noise.
 	again bool
@@ -136,6 +143,9 @@ func (p *propagation) scaleScenario(ctx context.Context, spec benchkit.Controlle
 		WideClusters: max(1, o.load.WideClusters/o.divisor)}
 	full := o.load
 	full.Name = "scale-full"
+	if o.memoryLimit && !slices.ContainsFunc(o.env, func(e string) bool { return strings.HasPrefix(e, "GOMEMLIMIT=") }) {
+		o.env = append(slices.Clip(o.env), memoryLimitFor(full))
+	}
 	loads := []scaleLoad{small, full}
 	if o.again {
 		again := small
@@ -160,6 +170,13 @@ func (p *propagation) scaleScenario(ctx context.Context, spec benchkit.Controlle
 		}
 	}
 	return rep, nil
+}
+
+// memoryLimitFor is the GOMEMLIMIT a container sized for load at the RSS budget would
+// set: 90% of the budget, leaving the rest to what the Go runtime does not count (the
+// binary's text, for one). The same limit at both sizes: the small one never reaches it.
+func memoryLimitFor(load scaleLoad) string {
+	return fmt.Sprintf("GOMEMLIMIT=%dMiB", int(0.9*targetRSSPerWork*float64(load.works()))>>20)
 }
 
 // scaleRun measures one size on a fresh control plane: the initial propagation, memory
@@ -304,6 +321,9 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	u := &urgentResult{Controller: spec.Label, Scenario: "restart", Load: narrow, Interval: o.urgentInterval}
 	u.Load.Bindings = load.Bindings
 	err = p.urgentDuring(ctx, env, u, bindings, keys, load.Bindings, o.urgentChanges, func() (*benchkit.Controller, time.Time, error) {
+		if _, err := planeQuiet(ctx, "urgent restart"); err != nil {
+			return nil, time.Time{}, err
+		}
 		start := time.Now()
 		ctl, err := env.startController(ctx, spec, filepath.Join(env.plane.Dir, "controller-urgent.log"))
 		return ctl, start, err
@@ -381,6 +401,10 @@ func medianRestart(rs []*restartResult) *restartResult {
 // requests from process start.
 func (p *propagation) timedRestart(ctx context.Context, env *runEnv, spec benchkit.ControllerSpec, logPath string, n int) (*restartResult, error) {
 	res := &restartResult{Bindings: n}
+	var err error
+	if res.PlaneSettled, err = planeQuiet(ctx, "restart"); err != nil {
+		return nil, err
+	}
 	auditFrom := benchkit.AuditOffset(env.plane.AuditLog)
 	start := time.Now()
 	ctl, err := env.startController(ctx, spec, logPath)
@@ -420,6 +444,49 @@ func (p *propagation) timedRestart(ctx context.Context, env *runEnv, spec benchk
 	logf("restart: first sync %s, %d bindings reconciled %s, steady %s after process start; requests: %s",
 		benchkit.Dur(res.FirstSync), n, benchkit.Dur(res.Reconciled), benchkit.Dur(res.Steady), auditSummary(res.Requests.Audit))
 	return res, nil
+}
+
+// Quiet plane: kube-apiserver and etcd together under planeQuietCores over a window of
+// planeQuietWindow. After 100,000 Works were written, the plane goes on digesting them
+// (etcd's compaction, both processes' garbage collectors) for tens of seconds; a restart
+// timed then measures that as much as the controller, and only at the full size.
+const (
+	planeQuietWindow  = 2 * time.Second
+	planeQuietCores   = 0.15
+	planeQuietTimeout = 3 * time.Minute
+)
+
+// planeQuiet waits until the plane's CPU use falls under planeQuietCores (a counter that
+// stops moving, not a fixed sleep) and returns how long that took; past
+// planeQuietTimeout it logs the plane's last rate and returns.
+func planeQuiet(ctx context.Context, what string) (time.Duration, error) {
+	start := time.Now()
+	last, err := localplane.ChildrenCPU("kube-apiserver", "etcd")
+	if err != nil {
+		return 0, err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return time.Since(start), ctx.Err()
+		case <-time.After(planeQuietWindow):
+		}
+		now, err := localplane.ChildrenCPU("kube-apiserver", "etcd")
+		if err != nil {
+			return 0, err
+		}
+		cores := (now - last) / planeQuietWindow.Seconds()
+		last = now
+		waited := time.Since(start)
+		if cores < planeQuietCores {
+			logf("%s: the plane was idle (%.2f cores) after %s", what, cores, benchkit.Dur(waited))
+			return waited, nil
+		}
+		if waited > planeQuietTimeout {
+			logf("%s: the plane still used %.2f cores after %s; restarting anyway", what, cores, benchkit.Dur(waited))
+			return waited, nil
+		}
+	}
 }
 
 // changeAndWait doubles rb's replicas and waits until every one of its Works (keys) is

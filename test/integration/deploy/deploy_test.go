@@ -36,6 +36,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
@@ -341,6 +342,16 @@ func expectLockedDownManager(d *appsv1.Deployment) {
 	))
 	Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}))
+	// GOMEMLIMIT takes the memory limit in bytes: the kubelet writes the limit with the
+	// default divisor, 1, so 512Mi reaches the runtime as 536870912.
+	Expect(c.Env).To(ContainElement(And(
+		HaveField("Name", "GOMEMLIMIT"),
+		HaveField("ValueFrom.ResourceFieldRef.Resource", "limits.memory"),
+		HaveField("ValueFrom.ResourceFieldRef.ContainerName", BeElementOf("", "manager")),
+		HaveField("ValueFrom.ResourceFieldRef.Divisor", Satisfy(func(d resource.Quantity) bool {
+			return d.IsZero() || d.Cmp(resource.MustParse("1")) == 0
+		})),
+	)))
 
 	// The flags parse with the binary's own flag set, and what they say matches the pod.
 	o := parseManagerArgs(c, targetNamespace)
