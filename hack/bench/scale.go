@@ -70,6 +70,9 @@ type scaleRun struct {
 	Idle    []time.Duration `json:"idleNs"`
 	IdleP50 time.Duration   `json:"idleP50Ns"`
 	IdleP99 time.Duration   `json:"idleP99Ns"`
+	// IdleWorkUpdateP50 is the API server's own time over the Work updates of those
+	// changes (audit log), median: what of the changes' latency is the plane's.
+	IdleWorkUpdateP50 time.Duration `json:"idleWorkUpdateServerP50Ns"`
 	// Restarts are fresh processes re-verifying every binding, one after the other;
 	// Restart is the one of median steady time, the figure the table compares.
 	Restarts []*restartResult `json:"restarts,omitempty"`
@@ -288,6 +291,7 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 		benchkit.Bytes(res.Memory.HeapLive), benchkit.Bytes(float64(res.Memory.HeapLive)/float64(load.works())))
 
 	// Changes to the idle fleet, one at a time, spread over the bindings.
+	idleFrom := benchkit.AuditOffset(env.plane.AuditLog)
 	for n := 0; n < o.changes; n++ {
 		i := n * load.Bindings / o.changes
 		l, err := p.changeAndWait(ctx, env, bindings[i], keys[i*load.Clusters:(i+1)*load.Clusters])
@@ -300,6 +304,16 @@ func (p *propagation) scaleRun(ctx context.Context, spec benchkit.ControllerSpec
 	sorted := append([]time.Duration(nil), res.Idle...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	res.IdleP50, res.IdleP99 = percentile(sorted, 0.50), percentile(sorted, 0.99)
+	updates, err := benchkit.ReadAuditServerTimes(env.plane.AuditLog, benchkit.ControllerUser, idleFrom,
+		benchkit.AuditOffset(env.plane.AuditLog), "update works.work.karmada.io")
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(updates) > 0 {
+		sort.Slice(updates, func(i, j int) bool { return updates[i] < updates[j] })
+		res.IdleWorkUpdateP50 = percentile(updates, 0.50)
+		logf("%s: the API server's time over those changes' %d Work updates (audit log): p50 %s", label, len(updates), benchkit.Dur(res.IdleWorkUpdateP50))
+	}
 	logf("%s: %d changes to the idle fleet: p50 %s, p99 %s", label, len(res.Idle), benchkit.Dur(res.IdleP50), benchkit.Dur(res.IdleP99))
 
 	if err := ctl.Stop(); err != nil {

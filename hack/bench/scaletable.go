@@ -90,6 +90,7 @@ func (rep *scaleReport) table() *benchkit.Table {
 	})
 	cost("idle fleet: one binding's change → its last Work, p50", func(r *scaleRun) float64 { return float64(r.IdleP50) }, dur, true)
 	cost("idle fleet: the same, p99", func(r *scaleRun) float64 { return float64(r.IdleP99) }, dur, true)
+	cost("  the API server's own time per Work update in those changes, p50 (audit log)", func(r *scaleRun) float64 { return float64(r.IdleWorkUpdateP50) }, dur, false)
 	both("  changes timed", func(r *scaleRun) string { return fmt.Sprint(len(r.Idle)) })
 	cost("controller CPU per sync", func(r *scaleRun) float64 { return 1000 * r.CPUSeconds / r.Syncs }, ms, true)
 	both("  syncs per binding", func(r *scaleRun) string { return fmt.Sprintf("%.2f", r.Syncs/float64(r.Load.Bindings+1)) })

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 )
 
 // AuditCounts counts the requests one user made, by "verb resource" (resource with its
@@ -39,21 +40,45 @@ type auditEvent struct {
 		APIGroup    string `json:"apiGroup"`
 	} `json:"objectRef"`
 	RequestURI string `json:"requestURI"`
+	// The API server's own time over the request: received → this stage.
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+	StageTimestamp           time.Time `json:"stageTimestamp"`
 }
 
 // ReadAudit counts user's requests logged between the offsets from and to (to < 0: the end).
 func ReadAudit(path, user string, from, to int64) (AuditCounts, error) {
 	counts := AuditCounts{}
+	err := walkAudit(path, user, from, to, func(key string, _ *auditEvent) { counts[key]++ })
+	return counts, err
+}
+
+// ReadAuditServerTimes is the time the API server took over each of user's requests of
+// key ("update works.work.karmada.io") completed between the offsets from and to, from
+// receiving the request to completing its answer, in the log's order.
+func ReadAuditServerTimes(path, user string, from, to int64, key string) ([]time.Duration, error) {
+	var times []time.Duration
+	err := walkAudit(path, user, from, to, func(k string, ev *auditEvent) {
+		if k == key && ev.Verb != "watch" {
+			times = append(times, ev.StageTimestamp.Sub(ev.RequestReceivedTimestamp))
+		}
+	})
+	return times, err
+}
+
+// walkAudit calls fn with the "verb resource" key of each of user's requests logged
+// between the offsets from and to (to < 0: the end): a watch when it starts, any other
+// request when it completes.
+func walkAudit(path, user string, from, to int64, fn func(key string, ev *auditEvent)) error {
 	if path == "" {
-		return counts, nil
+		return nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil, err
+		return err
 	}
 	var r io.Reader = f
 	if to >= 0 {
@@ -86,9 +111,9 @@ func ReadAudit(path, user string, from, to int64) (AuditCounts, error) {
 				resource += "/" + ev.ObjectRef.Subresource
 			}
 		}
-		counts[ev.Verb+" "+resource]++
+		fn(ev.Verb+" "+resource, &ev)
 	}
-	return counts, sc.Err()
+	return sc.Err()
 }
 
 // Total is the number of requests counted.
