@@ -37,9 +37,10 @@ type ledgerPrimer struct {
 // GetCache is what places the primer among the manager's caches: controller-runtime
 // starts that group first, on every replica and before leader election, and waits for
 // the cache returned here (the manager's own, which it waits for anyway) to sync. Any
-// other group starts only once the caches have synced, a quarter of a large restart.
+// other group starts only once the caches have synced (15–25 s at 100,000 Works).
 // Priming early is safe on a standby: it only reads, and an entry vouches for a Work only
-// while the Work's UID and generation are the ones primed.
+// while the Work's UID and generation are the ones primed. The price is one paged list of
+// the Works per replica start, standbys included.
 func (p *ledgerPrimer) GetCache() cache.Cache { return p.cache }
 
 func (p *ledgerPrimer) Start(ctx context.Context) error {
