@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
 
 func TestManagerFlagReadsEveryFormTheManagerAccepts(t *testing.T) {
 	args := []string{"--kube-api-qps=1000", "-cluster-sync-concurrency", "16", "--enable-pprof",
@@ -22,5 +27,18 @@ func TestManagerFlagReadsEveryFormTheManagerAccepts(t *testing.T) {
 	}
 	if got := managerFlagInt(args, "enable-pprof", 8); got != 8 {
 		t.Errorf("managerFlagInt of a flag without a number = %d, want the default 8", got)
+	}
+}
+
+// A controller run with --enable-pprof=false serves no profile: none is asked for.
+func TestNoControllerProfileWhenPprofIsOff(t *testing.T) {
+	for _, args := range [][]string{
+		{"--enable-pprof=false", "--profiling-bind-address=127.0.0.1:1"},
+		{"--profiling-bind-address=127.0.0.1:1"},
+	} {
+		taken, err := profileController(context.Background(), args, time.Second, filepath.Join(t.TempDir(), "p"))
+		if taken || err != nil {
+			t.Errorf("profileController(%q) = %v, %v; want no profile and no error", args, taken, err)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func profileAPIServer(ctx context.Context, cfg *rest.Config, d time.Duration, pa
 // it does nothing.
 func profileController(ctx context.Context, args []string, d time.Duration, path string) (bool, error) {
 	addr := managerFlag(args, "profiling-bind-address")
-	if addr == "" || managerFlag(args, "enable-pprof") == "" {
+	if enabled := managerFlag(args, "enable-pprof"); addr == "" || enabled == "" || enabled == "false" {
 		return false, nil
 	}
 	if err := fetchProfile(ctx, http.DefaultClient, "http://"+addr, d, path); err != nil {

@@ -359,8 +359,11 @@ func (p *propagation) profileMidPropagation(ctx context.Context, env *runEnv, sp
 	var wg sync.WaitGroup
 	profile := func(what string, take func(path string) (bool, error)) {
 		defer wg.Done()
-		for env.tracker.Seen(keys) < len(keys)*2/5 && ctx.Err() == nil {
-			time.Sleep(time.Second)
+		if err := benchkit.Poll(ctx, time.Second, p.phaseTimeout, "waiting for 40% of the Works to profile", func(context.Context) (bool, error) {
+			return env.tracker.Seen(keys) >= len(keys)*2/5, nil
+		}); err != nil {
+			logf("%s: no %s profile: %v", label, what, err)
+			return
 		}
 		path := filepath.Join(p.s.Dir, name+"-"+what+".cpu.pprof")
 		switch taken, err := take(path); {
@@ -479,28 +482,29 @@ func planeQuiet(ctx context.Context, what string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return time.Since(start), ctx.Err()
-		case <-time.After(planeQuietWindow):
+	lastAt, cores := time.Now(), math.NaN()
+	err = benchkit.Poll(ctx, planeQuietWindow, planeQuietTimeout, what+": waiting for an idle plane", func(context.Context) (bool, error) {
+		if time.Since(lastAt) < planeQuietWindow/2 {
+			return false, nil // Poll's first call comes at once: no window to measure yet
 		}
 		now, err := localplane.ChildrenCPU("kube-apiserver", "etcd")
 		if err != nil {
-			return 0, err
+			return false, err
 		}
-		cores := (now - last) / planeQuietWindow.Seconds()
-		last = now
-		waited := time.Since(start)
-		if cores < planeQuietCores {
-			logf("%s: the plane was idle (%.2f cores) after %s", what, cores, benchkit.Dur(waited))
-			return waited, nil
-		}
-		if waited > planeQuietTimeout {
-			logf("%s: the plane still used %.2f cores after %s; restarting anyway", what, cores, benchkit.Dur(waited))
-			return waited, nil
-		}
+		cores = (now - last) / time.Since(lastAt).Seconds()
+		last, lastAt = now, time.Now()
+		return cores < planeQuietCores, nil
+	})
+	waited := time.Since(start)
+	switch {
+	case errors.Is(err, benchkit.ErrTimeout):
+		logf("%s: the plane still used %.2f cores after %s; restarting anyway", what, cores, benchkit.Dur(waited))
+	case err != nil:
+		return waited, err
+	default:
+		logf("%s: the plane was idle (%.2f cores) after %s", what, cores, benchkit.Dur(waited))
 	}
+	return waited, nil
 }
 
 // changeAndWait doubles rb's replicas and waits until every one of its Works (keys) is

@@ -3,15 +3,21 @@ package localplane
 import "testing"
 
 // The metrics and probe addresses of one controller come from one call: they must never
-// be the same port, which two calls one after the other could give.
+// be the same port. Picked one after the other, each closed before the next, 400 ports
+// held a repeat in 20 trials out of 20 here; held until all are chosen, none can.
 func TestFreeAddressesAreDistinct(t *testing.T) {
-	for range 200 {
-		addrs, err := FreeAddresses(2)
-		if err != nil {
-			t.Fatal(err)
+	addrs, err := FreeAddresses(400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if seen[a] {
+			t.Fatalf("FreeAddresses(400) gave %s twice", a)
 		}
-		if len(addrs) != 2 || addrs[0] == addrs[1] {
-			t.Fatalf("FreeAddresses(2) = %v, want two distinct addresses", addrs)
-		}
+		seen[a] = true
+	}
+	if len(addrs) != 400 {
+		t.Fatalf("FreeAddresses(400) gave %d addresses", len(addrs))
 	}
 }
