@@ -30,7 +30,7 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 
 	// Orphans go first and whatever happens to the template: a cluster the binding no longer
 	// targets must lose its workload even while the template is missing.
-	orphans, err := r.removeOrphanWorks(ctx, s)
+	orphans, works, err := r.removeOrphanWorks(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -63,6 +63,7 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	results := r.ensureWorks(ctx, s, template)
 	targets := len(results)
+	orphans = append(orphans, r.removeRenamedWorks(ctx, works, results)...)
 	return r.report(ctx, s, template, targets, append(results, orphans...))
 }
 
@@ -112,35 +113,57 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 	return results
 }
 
-// removeOrphanWorks deletes the binding's Works that no target needs any more: clusters
-// that were unscheduled, and Works named after an earlier template. Clusters being
-// gracefully evicted keep their Works until the eviction task ends.
-func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope) ([]workapply.Result, error) {
+// removeOrphanWorks deletes the binding's Works that no target needs any more: those of
+// clusters that were unscheduled. Clusters being gracefully evicted keep their Works until
+// the eviction task ends. It returns the results of its deletes and the binding's Works it
+// listed: which of a target cluster's Works is current is known only once its Work is
+// rendered (removeRenamedWorks).
+func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope) ([]workapply.Result, []metav1.PartialObjectMetadata, error) {
 	works, err := r.worksOf(ctx, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	wanted := map[string]bool{}
 	for _, t := range render.Targets(s.binding.Spec) {
 		wanted[t.Cluster] = true
 	}
 	keep, _ := render.EvictingClusters(s.binding.Spec)
-	workName := s.workName()
 
 	var results []workapply.Result
 	applier := r.applier()
 	for i := range works {
 		work := &works[i]
 		cluster, ok := names.ClusterOfExecutionNamespace(work.Namespace)
-		if !ok {
-			continue
-		}
-		if work.Name == workName && (wanted[cluster] || keep[cluster]) {
+		if !ok || wanted[cluster] || keep[cluster] {
 			continue
 		}
 		results = append(results, applier.Delete(ctx, cluster, work))
 	}
-	return results, nil
+	return results, works, nil
+}
+
+// removeRenamedWorks deletes, in each cluster whose Work this sync wrote or found current,
+// the binding's other Works listed there: named after an earlier template, or after an
+// override policy that no longer renames the workload (Karmada names a Work after the
+// overridden copy, and leaves the Work of the old name in place). A cluster whose Work
+// failed keeps what it has, so it is never left with none.
+func (r *Reconciler) removeRenamedWorks(ctx context.Context, works []metav1.PartialObjectMetadata, results []workapply.Result) []workapply.Result {
+	current := map[string]string{}
+	for _, res := range results {
+		if res.Err == nil && res.Work.Name != "" {
+			current[res.Cluster] = res.Work.Name
+		}
+	}
+	var deleted []workapply.Result
+	applier := r.applier()
+	for i := range works {
+		cluster, ok := names.ClusterOfExecutionNamespace(works[i].Namespace)
+		if name, rendered := current[cluster]; !ok || !rendered || works[i].Name == name {
+			continue
+		}
+		deleted = append(deleted, applier.Delete(ctx, cluster, &works[i]))
+	}
+	return deleted
 }
 
 // purgeRecheckInterval is how often a binding waiting for purged Works looks again, should

@@ -146,9 +146,12 @@ func (img *image) setTagOrDigest(v string) error {
 // stands for the tag, or the digest when there is no tag: setting it to a tag drops the
 // digest and vice versa, and removing it removes both.
 //
-// Two deliberate differences from Karmada: a reference with both a tag and a digest
-// keeps its digest when only the registry or repository changes (Karmada drops it), and
-// a Tag value that is neither a tag nor a digest, or an override whose result is not a
+// A reference with both a tag and a digest loses its digest whichever component is
+// overridden, as in Karmada (imageparser.Parse keeps the tag alone): the image a switch
+// from Karmada writes is the same, so no pod rolls. karmada-io/karmada#7886 (open) would
+// keep the digest; when it lands, this follows.
+//
+// One deliberate difference from Karmada: a Tag value that is neither a tag nor a digest, or an override whose result is not a
 // valid reference (an emptied repository, a registry with a space), is an error rather
 // than silently leaving the image alone (Karmada, for Tag) or writing a broken one.
 func overrideImage(ref string, o *policyv1alpha1.ImageOverrider) (string, error) {
@@ -158,6 +161,9 @@ func overrideImage(ref string, o *policyv1alpha1.ImageOverrider) (string, error)
 			return "", fmt.Errorf("invalid image reference %q", ref)
 		}
 		return "", fmt.Errorf("invalid image reference %q: %w", ref, err)
+	}
+	if img.tag != "" {
+		img.digest = ""
 	}
 	switch o.Operator {
 	case policyv1alpha1.OverriderOpAdd, policyv1alpha1.OverriderOpReplace, policyv1alpha1.OverriderOpRemove:

@@ -90,7 +90,10 @@ func TestOverrideImage(t *testing.T) {
 		{"app:1.0", o(policyv1alpha1.Tag, "replace", sha256Digest), "app@" + sha256Digest, ""},
 		{"app@" + sha256Digest, o(policyv1alpha1.Tag, "replace", "2.0"), "app:2.0", ""},
 		{"app:1.0@" + sha256Digest, o(policyv1alpha1.Tag, "replace", "2.0"), "app:2.0", ""},
-		{"app:1.0@" + sha256Digest, o(policyv1alpha1.Registry, "replace", "r.example"), "r.example/app:1.0@" + sha256Digest, ""},
+		// Karmada keeps the tag alone (imageparser.Parse), whichever component changes.
+		{"app:1.0@" + sha256Digest, o(policyv1alpha1.Registry, "replace", "r.example"), "r.example/app:1.0", ""},
+		{"app:1.0@" + sha256Digest, o(policyv1alpha1.Repository, "add", "-v2"), "app-v2:1.0", ""},
+		{"app:1.0@" + sha256Digest, o(policyv1alpha1.Tag, "add", "-rc"), "app:1.0-rc", ""},
 		{"app:1.0", o(policyv1alpha1.Tag, "remove", ""), "app", ""},
 		{"app:1.0@" + sha256Digest, o(policyv1alpha1.Tag, "remove", ""), "app", ""},
 		{"app:1.0", o(policyv1alpha1.Tag, "replace", "not valid"), "", "neither a valid tag nor a valid digest"},

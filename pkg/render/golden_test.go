@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,8 +13,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/interpreter"
 	"github.com/binding-controller/binding-controller/pkg/overridepolicy"
 )
 
@@ -21,7 +24,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // TestGolden renders every case under testdata/golden: binding.yaml and template.yaml in,
 // and, when present, policies.yaml (OverridePolicies and ClusterOverridePolicies) and
-// clusters.yaml (Cluster objects); one want-<cluster>.yaml out per target cluster (the
+// clusters.yaml (Cluster objects) and customizations.yaml (ResourceInterpreterCustomizations,
+// run with the bundled ones as the controller runs them); one want-<cluster>.yaml out per target cluster (the
 // Work, or the error for that cluster). A case that pins a Karmada rule says in the
 // comment heading its binding.yaml which Karmada file and function it encodes, and what
 // was measured against Karmada; the inputs are plain API objects, so a case can be fed
@@ -35,12 +39,13 @@ func TestGolden(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			b, template := loadCase(t, dir)
 			policies, clusters := loadOverrides(t, dir)
+			reviser := interpreter.New(interpreter.Options{Customizations: loadCustomizations(t, dir)}).For(context.Background())
 			targets := Targets(b.Spec)
 			if len(targets) == 0 {
 				t.Fatal("case has no target cluster")
 			}
 			for _, target := range targets {
-				got := renderToYAML(t, b, template, target, Overrides{Policies: policies, Cluster: clusters[target.Cluster]})
+				got := renderToYAML(t, b, template, target, Overrides{Policies: policies, Cluster: clusters[target.Cluster], Interpreter: reviser})
 				path := filepath.Join(dir, "want-"+target.Cluster+".yaml")
 				if *update {
 					if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -146,6 +151,20 @@ func loadOverrides(t *testing.T, dir string) (overridepolicy.Policies, map[strin
 		clusters[c.Name] = c
 	}
 	return policies, clusters
+}
+
+// loadCustomizations reads the optional customizations.yaml of a case.
+func loadCustomizations(t *testing.T, dir string) staticCustomizations {
+	t.Helper()
+	var out staticCustomizations
+	for _, doc := range documents(t, filepath.Join(dir, "customizations.yaml")) {
+		var c configv1alpha1.ResourceInterpreterCustomization
+		if err := yaml.UnmarshalStrict(doc, &c); err != nil {
+			t.Fatalf("customizations.yaml: %v", err)
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // documents splits a multi-document YAML file; a missing file has none.

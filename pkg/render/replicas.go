@@ -14,15 +14,12 @@ import (
 // Karmada's native ReviseReplica (pkg/resourceinterpreter/default/native/revisereplica.go):
 // the field is set when the template has it (helper.ApplyReplica), and left out when it
 // does not.
-func setReplicas(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target) error {
+func setReplicas(obj *unstructured.Unstructured, target Target) error {
 	switch obj.GroupVersionKind().GroupKind().String() {
 	case "Deployment.apps", "StatefulSet.apps", "ReplicaSet.apps":
 		return applyReplica(obj, int64(target.Replicas), "replicas")
 	case "Job.batch":
-		if err := applyReplica(obj, int64(target.Replicas), "parallelism"); err != nil {
-			return err
-		}
-		return divideCompletions(obj, spec, target)
+		return applyReplica(obj, int64(target.Replicas), "parallelism")
 	}
 	return nil
 }
@@ -38,16 +35,19 @@ func applyReplica(obj *unstructured.Unstructured, replicas int64, field string) 
 
 // divideCompletions gives the cluster its share of a Job's completions when the scheduler
 // divides replicas, so the Job as a whole still completes as often as its template asks.
-// The split is over every target cluster, requiredBy's included, weighted by each one's
-// replicas (Karmada: pkg/controllers/binding/common.go ensureWork,
-// divideReplicasByJobCompletions). A template without completions (a work queue) keeps none.
-func divideCompletions(obj *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target) error {
+// The split is of the template's completions over every target cluster, requiredBy's
+// included, weighted by each one's replicas (Karmada: pkg/controllers/binding/common.go
+// ensureWork, divideReplicasByJobCompletions, applyJobCompletions). As in Karmada it
+// applies to every kind named Job, whatever its group and whichever hook revised its
+// replicas, and only where the revised object still has completions: a work queue Job
+// keeps none.
+func divideCompletions(obj, template *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, target Target) error {
 	// Karmada's needReviseJobCompletions: a binding with replicas, scheduled Divided.
-	if spec.Replicas <= 0 || spec.Placement == nil || spec.Placement.ReplicaScheduling == nil ||
+	if template.GetKind() != "Job" || spec.Replicas <= 0 || spec.Placement == nil || spec.Placement.ReplicaScheduling == nil ||
 		spec.Placement.ReplicaScheduling.ReplicaSchedulingType != policyv1alpha1.ReplicaSchedulingTypeDivided {
 		return nil
 	}
-	completions, found, err := unstructured.NestedInt64(obj.Object, "spec", "completions")
+	completions, found, err := unstructured.NestedInt64(template.Object, "spec", "completions")
 	if err != nil {
 		return fmt.Errorf("reading spec.completions: %w", err)
 	}
@@ -55,9 +55,9 @@ func divideCompletions(obj *unstructured.Unstructured, spec *workv1alpha2.Resour
 		return nil
 	}
 	// Job completions is an int32 in the API; Karmada divides it as one.
-	shares, ok := websterShares(int32(completions), Targets(spec), obj.GetUID())
+	shares, ok := websterShares(int32(completions), Targets(spec), template.GetUID())
 	if !ok {
 		return nil
 	}
-	return unstructured.SetNestedField(obj.Object, shares[target.Cluster], "spec", "completions")
+	return applyReplica(obj, shares[target.Cluster], "completions")
 }

@@ -32,20 +32,35 @@ func reviseReplicas(template *unstructured.Unstructured, spec *workv1alpha2.Reso
 		return nil, fmt.Errorf("setting replicas of %s for cluster %s: cluster %s is assigned %d replicas; replicas cannot be negative",
 			describe(template), target.Cluster, target.Cluster, target.Replicas)
 	}
-	if interpreter != nil {
-		revised, handled, err := interpreter.ReviseReplica(template, int64(target.Replicas), target.Cluster)
-		if err != nil {
-			return nil, err
-		}
-		if handled {
-			return revised, nil
+	obj, err := reviseByHook(template, target, interpreter)
+	if err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		obj = template.DeepCopy()
+		if err := setReplicas(obj, target); err != nil {
+			return nil, fmt.Errorf("setting replicas of %s for cluster %s: %w", describe(obj), target.Cluster, err)
 		}
 	}
-	obj := template.DeepCopy()
-	if err := setReplicas(obj, spec, target); err != nil {
-		return nil, fmt.Errorf("setting replicas of %s for cluster %s: %w", describe(obj), target.Cluster, err)
+	// Whichever hook set the replicas, a Job's completions are divided afterwards
+	// (Karmada: ensureWork, applyJobCompletions after ReviseReplica).
+	if err := divideCompletions(obj, template, spec, target); err != nil {
+		return nil, fmt.Errorf("setting completions of %s for cluster %s: %w", describe(obj), target.Cluster, err)
 	}
 	return obj, nil
+}
+
+// reviseByHook returns the template revised by the interpreter's hook for its kind, or
+// nil when no hook handles it.
+func reviseByHook(template *unstructured.Unstructured, target Target, interpreter ReplicaReviser) (*unstructured.Unstructured, error) {
+	if interpreter == nil {
+		return nil, nil
+	}
+	revised, handled, err := interpreter.ReviseReplica(template, int64(target.Replicas), target.Cluster)
+	if err != nil || !handled {
+		return nil, err
+	}
+	return revised, nil
 }
 
 func isWorkload(spec *workv1alpha2.ResourceBindingSpec) bool {

@@ -60,7 +60,9 @@ func Work(b Binding, template *unstructured.Unstructured, target Target, o Overr
 		return nil, fmt.Errorf("pruning %s for cluster %s: %w", describe(template), target.Cluster, err)
 	}
 
-	workName := names.WorkName(template.GetKind(), template.GetNamespace(), template.GetName())
+	// Named after the overridden copy, as Karmada names it (ensureWork calls
+	// GenerateWorkName on it): a policy that renames the workload renames its Work.
+	workName := names.WorkName(workload.GetKind(), workload.GetNamespace(), workload.GetName())
 	workNamespace := names.ExecutionNamespace(target.Cluster)
 	// Karmada reads the template's choice after overrides, so a policy may set it per cluster.
 	conflict := conflictResolution(workload, b.Spec)

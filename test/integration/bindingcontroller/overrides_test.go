@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -14,6 +15,7 @@ import (
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/names"
 )
 
 func manifestOf(key types.NamespacedName) func() string {
@@ -85,6 +87,40 @@ var _ = Describe("Override policies and Clusters", func() {
 		Eventually(manifestOf(workKey("member2", d))).Should(ContainSubstring(`"image":"nginx:1.27"`))
 		Eventually(worksSyncedOn(ns, "shop-deployment")).Should(Equal("True Synced: 2/2 clusters synced"))
 		Expect(annotationOf(workKey("member2", d), policyv1alpha1.AppliedOverridesAnnotation)()).To(BeEmpty())
+	})
+
+	It("names a Work after the workload as overridden, and deletes the Work of the old name", func() {
+		ns := newNamespace()
+		d := deployment(ns, "api")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "api-deployment", "id-1", d, "member1", "member2"))).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-1"))
+
+		op := &policyv1alpha1.OverridePolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: "rename", Namespace: ns},
+			Spec: policyv1alpha1.OverrideSpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"}},
+				OverrideRules: []policyv1alpha1.RuleWithCluster{{
+					TargetCluster: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}},
+					Overriders: policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+						Path: "/metadata/name", Operator: "replace", Value: apiextensionsv1.JSON{Raw: []byte(`"api-canary"`)}}}},
+				}},
+			},
+		}
+		Expect(k8s.Create(ctx, op)).To(Succeed())
+		renamed := types.NamespacedName{Namespace: "karmada-es-member1", Name: names.WorkName("Deployment", ns, "api-canary")}
+		Eventually(workState(renamed)).Should(Equal("live:id-1"))
+		Expect(manifestOf(renamed)()).To(ContainSubstring(`"name":"api-canary"`))
+		// Karmada leaves the Work of the old name next to the new one; here it goes.
+		Eventually(workState(workKey("member1", d))).Should(Equal("absent"))
+		Expect(workState(workKey("member2", d))()).To(Equal("live:id-1"))
+		Eventually(worksSyncedOn(ns, "api-deployment")).Should(Equal("True Synced: 2/2 clusters synced"))
+
+		By("the policy going away names member1's Work after the template again")
+		Expect(k8s.Delete(ctx, op)).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-1"))
+		Eventually(workState(renamed)).Should(Equal("absent"))
+		Expect(workState(workKey("member2", d))()).To(Equal("live:id-1"))
 	})
 
 	It("re-renders the bindings targeting a Cluster whose labels change", func() {
