@@ -18,20 +18,25 @@ type bindingAPI struct {
 	finalizer string
 	// legacyName is how Karmada v1.13 named this kind in its "Failed to transform" log
 	// line, which we keep word for word: operators grep for it.
-	legacyName   string
-	newObject    func() client.Object
-	newList      func() client.ObjectList
-	keysOf       func(client.ObjectList) []types.NamespacedName
-	specOf       func(client.Object) *workv1alpha2.ResourceBindingSpec
-	conditionsOf func(client.Object) *[]metav1.Condition
+	legacyName string
+	// eventComponent is the source.component of this kind's events: the name of Karmada's
+	// controller for it, which event exporters and alert rules select on.
+	eventComponent string
+	newObject      func() client.Object
+	newList        func() client.ObjectList
+	keysOf         func(client.ObjectList) []types.NamespacedName
+	specOf         func(client.Object) *workv1alpha2.ResourceBindingSpec
+	conditionsOf   func(client.Object) *[]metav1.Condition
 }
 
 var resourceBinding = bindingAPI{
 	BindingKind: render.ResourceBindingKind,
 	finalizer:   workv1alpha2.BindingControllerFinalizer,
 	legacyName:  "resourceBinding",
-	newObject:   func() client.Object { return &workv1alpha2.ResourceBinding{} },
-	newList:     func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} },
+	// Karmada: pkg/controllers/binding ControllerName.
+	eventComponent: "binding-controller",
+	newObject:      func() client.Object { return &workv1alpha2.ResourceBinding{} },
+	newList:        func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} },
 	keysOf: func(l client.ObjectList) []types.NamespacedName {
 		var keys []types.NamespacedName
 		for _, b := range l.(*workv1alpha2.ResourceBindingList).Items {
@@ -51,8 +56,10 @@ var clusterResourceBinding = bindingAPI{
 	BindingKind: render.ClusterResourceBindingKind,
 	finalizer:   workv1alpha2.ClusterResourceBindingControllerFinalizer,
 	legacyName:  "clusterResourceBinding",
-	newObject:   func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
-	newList:     func() client.ObjectList { return &workv1alpha2.ClusterResourceBindingList{} },
+	// Karmada: pkg/controllers/binding ClusterResourceBindingControllerName.
+	eventComponent: "cluster-resource-binding-controller",
+	newObject:      func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
+	newList:        func() client.ObjectList { return &workv1alpha2.ClusterResourceBindingList{} },
 	keysOf: func(l client.ObjectList) []types.NamespacedName {
 		var keys []types.NamespacedName
 		for _, b := range l.(*workv1alpha2.ClusterResourceBindingList).Items {

@@ -112,10 +112,11 @@ func bounded(summary string, parts []string) string {
 
 // setCondition writes cond into the binding's status when it changed. It is a merge patch
 // of status.conditions guarded by resourceVersion: every other condition and status field
-// stays as it was, and a concurrent writer makes the patch fail and the sync retry.
+// stays as it was, and a concurrent writer's change is read and the patch made again on
+// top of it (onLiveIfStale).
 func (r *Reconciler) setCondition(ctx context.Context, s *scope, cond metav1.Condition) error {
 	cond.ObservedGeneration = s.obj.GetGeneration()
-	err := r.onLiveIfStale(ctx, s, func() error {
+	err := r.onLiveIfStale(ctx, s, true, func() error {
 		base := s.obj.DeepCopyObject().(client.Object)
 		if !meta.SetStatusCondition(s.conditionsOf(s.obj), cond) {
 			return nil

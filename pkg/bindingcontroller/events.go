@@ -12,8 +12,9 @@ const (
 	ReasonCleanupWorkFailed = "CleanupWorkFailed"
 )
 
-// maxEventNote is the longest note events.k8s.io accepts.
-const maxEventNote = 1024
+// maxEventMessage bounds an event's message; the whole text is in the WorksSynced
+// condition and the log line.
+const maxEventMessage = 1024
 
 // event records on the binding and, when there is one, on its resource template, so a
 // user looking at their Deployment sees why it did not spread.
@@ -21,11 +22,11 @@ func (r *Reconciler) event(binding runtime.Object, template *unstructured.Unstru
 	if r.Recorder == nil {
 		return
 	}
-	if len(message) > maxEventNote {
-		message = message[:maxEventNote-3] + "..."
+	if len(message) > maxEventMessage {
+		message = message[:maxEventMessage-3] + "..."
 	}
-	r.Recorder.Eventf(binding, nil, eventType, reason, "Sync", "%s", message)
+	r.Recorder.Event(binding, eventType, reason, message)
 	if template != nil {
-		r.Recorder.Eventf(template, binding, eventType, reason, "Sync", "%s", message)
+		r.Recorder.Event(template, eventType, reason, message)
 	}
 }

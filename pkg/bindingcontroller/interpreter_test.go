@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -57,7 +57,7 @@ func queueCustomization(name, lua string) *configv1alpha1.ResourceInterpreterCus
 
 type interpreterHarness struct {
 	client   client.Client
-	recorder *events.FakeRecorder
+	recorder *record.FakeRecorder
 	r        *Reconciler
 }
 
@@ -73,7 +73,7 @@ func newInterpreterHarness(t *testing.T, objs ...client.Object) *interpreterHarn
 			t := obj.(*configv1alpha1.ResourceInterpreterCustomization).Spec.Target
 			return []string{kindKey(t.APIVersion, t.Kind)}
 		}).Build()
-	rec := events.NewFakeRecorder(100)
+	rec := record.NewFakeRecorder(100)
 	return &interpreterHarness{client: cl, recorder: rec, r: NewReconciler(Reconciler{
 		Client: cl, APIReader: cl, Recorder: rec, Kind: render.ResourceBindingKind, ClusterSyncConcurrency: 4,
 		CustomizationsServed: true, Interpreter: newInterpreter(cl, interpreterInputs{customizations: true}),

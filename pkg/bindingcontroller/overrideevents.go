@@ -20,9 +20,6 @@ const (
 	ReasonApplyOverridePolicyFailed  = "ApplyOverridePolicyFailed"
 )
 
-// overrideEventAction is the events.k8s.io action of the override events.
-const overrideEventAction = "Override"
-
 // recordOverrideEvents tells the template's owner, per target cluster, which override
 // policies shaped its Work. Karmada records these on every sync; here a success is
 // recorded only when the Work it shaped was written (created or updated), so that a
@@ -40,14 +37,14 @@ func (r *Reconciler) recordOverrideEvents(template *unstructured.Unstructured, r
 		var failed *overridepolicy.Error
 		switch {
 		case errors.As(result.Err, &failed):
-			r.Recorder.Eventf(template, nil, corev1.EventTypeWarning, ReasonApplyOverridePolicyFailed, overrideEventAction,
+			r.Recorder.Eventf(template, corev1.EventTypeWarning, ReasonApplyOverridePolicyFailed,
 				"Apply %s for cluster(%s) failed.", policyNamed(failed.PolicyKind, failed.PolicyNamespace, failed.PolicyName), failed.Cluster)
 		case result.Outcome == workapply.Created || result.Outcome == workapply.Updated:
 			if i >= len(rendered) {
 				continue
 			}
 			for _, p := range appliedPolicies(rendered[i], template.GetNamespace()) {
-				r.Recorder.Eventf(template, nil, corev1.EventTypeNormal, ReasonApplyOverridePolicySucceed, overrideEventAction,
+				r.Recorder.Eventf(template, corev1.EventTypeNormal, ReasonApplyOverridePolicySucceed,
 					"Apply %s for cluster(%s) succeed.", p, result.Cluster)
 			}
 		}

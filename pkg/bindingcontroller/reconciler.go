@@ -8,10 +8,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/binding-controller/binding-controller/pkg/cacheable"
 	"github.com/binding-controller/binding-controller/pkg/interpreter"
@@ -23,7 +23,7 @@ import (
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=work.karmada.io,resources=works,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Reconciler syncs one kind of binding to its Works.
 type Reconciler struct {
@@ -31,7 +31,9 @@ type Reconciler struct {
 	Client client.Client
 	// APIReader reads from the API server itself, for the rare reads the cache cannot answer.
 	APIReader client.Reader
-	Recorder  recorder.EventRecorder
+	// Recorder records core/v1 events, as Karmada's controllers do, under the name of
+	// Karmada's controller for this kind of binding (bindingAPI.eventComponent).
+	Recorder record.EventRecorder
 	// Kind is the kind of binding this reconciler serves.
 	Kind render.BindingKind
 	// ClusterSyncConcurrency bounds how many clusters of one binding are written at once.

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,7 +96,7 @@ func terminatingWork(cluster string) *workv1alpha1.Work {
 type harness struct {
 	t        *testing.T
 	client   client.Client
-	recorder *events.FakeRecorder
+	recorder *record.FakeRecorder
 	r        *Reconciler
 }
 
@@ -111,7 +111,7 @@ func newHarness(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *h
 		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}).
 		WithIndex(workapply.WorkMetadata(), workByBindingIndex, indexWorkByBinding).
 		WithInterceptorFuncs(funcs).Build()
-	rec := events.NewFakeRecorder(100)
+	rec := record.NewFakeRecorder(100)
 	return &harness{t: t, client: cl, recorder: rec, r: NewReconciler(Reconciler{
 		Client: cl, APIReader: cl, Recorder: rec, Kind: render.ResourceBindingKind, ClusterSyncConcurrency: 4,
 	})}

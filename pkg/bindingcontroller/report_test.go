@@ -231,8 +231,8 @@ func TestOverridePolicyEvents(t *testing.T) {
 	}
 	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1", "member2"), cop, imagesPolicy())
 	h.r.PoliciesServed = true
-	h.recorder.Verbose = true
-	const onTemplate = " {kind=Deployment,apiVersion=apps/v1}"
+	h.recorder.IncludeObject = true
+	const onTemplate = " involvedObject{kind=Deployment,apiVersion=apps/v1}"
 	overrideEvents := func() []string {
 		var out []string
 		for _, e := range h.events() {
@@ -248,9 +248,9 @@ func TestOverridePolicyEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"Normal ApplyOverridePolicySucceed Override Apply cluster override policy(labels) for cluster(member1) succeed." + onTemplate,
-		"Normal ApplyOverridePolicySucceed Override Apply cluster override policy(labels) for cluster(member2) succeed." + onTemplate,
-		"Normal ApplyOverridePolicySucceed Override Apply override policy(default/images) for cluster(member2) succeed." + onTemplate,
+		"Normal ApplyOverridePolicySucceed Apply cluster override policy(labels) for cluster(member1) succeed." + onTemplate,
+		"Normal ApplyOverridePolicySucceed Apply cluster override policy(labels) for cluster(member2) succeed." + onTemplate,
+		"Normal ApplyOverridePolicySucceed Apply override policy(default/images) for cluster(member2) succeed." + onTemplate,
 	}
 	if got := overrideEvents(); !slices.Equal(got, want) {
 		t.Fatalf("first sync: events\n%q\nwant\n%q", got, want)
@@ -271,7 +271,7 @@ func TestOverridePolicyEvents(t *testing.T) {
 	if err := h.client.Update(context.Background(), broken); err != nil {
 		t.Fatal(err)
 	}
-	wantFailed := []string{"Warning ApplyOverridePolicyFailed Override Apply override policy(default/images) for cluster(member2) failed." + onTemplate}
+	wantFailed := []string{"Warning ApplyOverridePolicyFailed Apply override policy(default/images) for cluster(member2) failed." + onTemplate}
 	for sync := 1; sync <= 2; sync++ {
 		_ = h.reconcile()
 		if got := overrideEvents(); !slices.Equal(got, wantFailed) {

@@ -78,7 +78,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		r := NewReconciler(Reconciler{
 			Client:                     mgr.GetClient(),
 			APIReader:                  mgr.GetAPIReader(),
-			Recorder:                   mgr.GetEventRecorder("binding-controller"),
+			Recorder:                   mgr.GetEventRecorderFor(bindingAPIOf(c.kind).eventComponent), //nolint:staticcheck // core/v1, as Karmada's
 			Kind:                       c.kind,
 			ClusterSyncConcurrency:     opts.ClusterSyncConcurrency,
 			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,

@@ -46,22 +46,58 @@ func TestAStaleCachedBindingIsNotRequeuedForItsOwnLastWrite(t *testing.T) {
 	}
 }
 
-// A conflict with a binding whose spec moved on is returned: that binding's own event
-// syncs it, and this sync's results describe an older spec.
-func TestAConflictWithANewerSpecIsReturned(t *testing.T) {
+// A conflict with a binding whose spec moved on leaves the condition to that spec: its own
+// event syncs it, and this sync's results describe an older spec. Nothing is returned, so
+// nothing is logged as a Reconciler error or requeued.
+func TestAConflictWithANewerSpecLeavesTheConditionToItsSync(t *testing.T) {
 	rb := seedBinding("member1")
 	rb.UID = "uid-rb"
 	newer := rb.DeepCopy()
 	newer.Generation = 2
 	live := newHarness(t, interceptor.Funcs{}, seedDeployment(), newer)
+	patches := 0
 	stale := newHarness(t, interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			patches++
 			return apierrors.NewConflict(schema.GroupResource{Group: "work.karmada.io", Resource: "resourcebindings"}, obj.GetName(), errorString("modified"))
 		},
 	}, seedDeployment(), rb)
 	stale.r.APIReader = live.client
-	if err := stale.reconcile(); !apierrors.IsConflict(err) {
-		t.Fatalf("Reconcile = %v, want the conflict", err)
+	res, err := stale.r.Reconcile(context.Background(), request())
+	if err != nil || !res.IsZero() {
+		t.Fatalf("Reconcile = %v, %v; want no error and no requeue", res, err)
+	}
+	if patches != 1 {
+		t.Errorf("%d status patches, want 1: the older spec's condition is not written over the newer spec", patches)
+	}
+}
+
+// Another writer of the binding's status (Karmada's scheduler, its binding status
+// controller) makes the condition patch conflict again and again: each conflict is read
+// and the patch made again on the live binding, in place, until it lands. The sync
+// returns no error, so the binding is neither requeued nor logged as a Reconciler error.
+func TestRepeatedStatusConflictsAreResolvedInPlace(t *testing.T) {
+	rb := seedBinding("member1")
+	rb.UID = "uid-rb"
+	patches := 0
+	h := newHarness(t, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			patches++
+			if patches <= 4 {
+				return apierrors.NewConflict(schema.GroupResource{Group: "work.karmada.io", Resource: "resourcebindings"}, obj.GetName(), errorString("modified"))
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}, seedDeployment(), rb)
+	res, err := h.r.Reconcile(context.Background(), request())
+	if err != nil || !res.IsZero() {
+		t.Fatalf("Reconcile = %v, %v; want no error and no requeue", res, err)
+	}
+	if patches != 5 {
+		t.Errorf("%d status patches, want 5: four conflicts, then the patch that lands", patches)
+	}
+	if c := h.worksSynced(); c == nil || c.Reason != ReasonSynced {
+		t.Errorf("WorksSynced = %+v, want Synced", c)
 	}
 }
 

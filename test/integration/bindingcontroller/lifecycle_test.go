@@ -68,6 +68,30 @@ var _ = Describe("Binding lifecycle", func() {
 			ContainSubstring("Warning SyncWorkFailed: cluster member9: work karmada-es-member9/"),
 			ContainSubstring(`namespaces "karmada-es-member9" not found`))))
 
+		By("events are core/v1 as Karmada writes them: source binding-controller, repeats counted")
+		failedOn := func(kind, name string) func() *corev1.Event {
+			return func() *corev1.Event {
+				list := &corev1.EventList{}
+				Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+				for i, e := range list.Items {
+					if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name && e.Reason == "SyncWorkFailed" {
+						return &list.Items[i]
+					}
+				}
+				return nil
+			}
+		}
+		for _, on := range [][2]string{{"ResourceBinding", "cache-deployment"}, {"Deployment", "cache"}} {
+			Eventually(failedOn(on[0], on[1])).Should(And(
+				HaveField("Source.Component", "binding-controller"),
+				HaveField("ReportingController", "binding-controller"),
+				HaveField("Type", corev1.EventTypeWarning)), on[0])
+		}
+		// The retries raise the same event again: one Event whose count grows, not one
+		// Event per retry.
+		Eventually(func() int32 { return failedOn("ResourceBinding", "cache-deployment")().Count }).Should(BeNumerically(">=", 2))
+		Expect(eventsOn(ns, "ResourceBinding", "cache-deployment")()).To(HaveLen(1))
+
 		// Once the namespace exists the retries get member9 its Work without help.
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-es-member9"}})).To(Succeed())
 		Eventually(workState(workKey("member9", d))).Should(Equal("live:id-1"))
@@ -203,6 +227,16 @@ var _ = Describe("Binding lifecycle", func() {
 		const synced = "Normal SyncWorkSucceed: Sync work of ClusterResourceBinding(it-reader-clusterrole) successful."
 		Eventually(eventsOn("default", "ClusterResourceBinding", "it-reader-clusterrole")).Should(ContainElement(synced))
 		Eventually(eventsOn("default", "ClusterRole", "it:reader")).Should(ContainElement(synced))
+		// Under the name of Karmada's controller for this kind, which exporters select on.
+		events := &corev1.EventList{}
+		Expect(k8s.List(ctx, events, client.InNamespace("default"))).To(Succeed())
+		components := map[string]string{}
+		for _, e := range events.Items {
+			if e.Reason == "SyncWorkSucceed" && e.InvolvedObject.Name == "it-reader-clusterrole" {
+				components[e.Source.Component] = e.ReportingController
+			}
+		}
+		Expect(components).To(Equal(map[string]string{"cluster-resource-binding-controller": "cluster-resource-binding-controller"}))
 		Expect(k8s.Delete(ctx, crb)).To(Succeed())
 		for _, key := range keys {
 			Eventually(func() *workv1alpha1.Work { return getWork(key) }).Should(BeNil())

@@ -11,8 +11,9 @@ import (
 var neededRules = []rbacv1.PolicyRule{
 	// Resource templates of any kind: read and watch, never write.
 	{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
-	// Its own events on bindings and templates.
-	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	// Its own events on bindings and templates: core/v1, as Karmada's binding controller
+	// records them (create, and patch to count a repeat).
+	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	// Bindings: read, and patch their finalizers.
 	{APIGroups: []string{"work.karmada.io"}, Resources: []string{"clusterresourcebindings", "resourcebindings"},
 		Verbs: []string{"get", "list", "patch", "watch"}},
