@@ -558,14 +558,16 @@ func (p *propagation) newPlane(label string, load loadSpec) (*benchkit.Plane, er
 	return plane, nil
 }
 
-// prepare creates the execution namespaces, the template namespace and the templates,
+// prepare joins the members (Clusters and execution namespaces), creates the template namespace and the templates,
 // untimed, and returns the templates as the API server returned them and references to
 // them. A load of the Lua kind gets the customization first, and its templates are
 // Deployments' bodies as the API server defaults them (a dry run), so that both kinds'
 // Works carry the same manifest.
 func (p *propagation) prepare(ctx context.Context, plane *benchkit.Plane, load loadSpec) ([]*appsv1.Deployment, []workv1alpha2.ObjectReference, error) {
-	nss := append(benchkit.ExecutionNamespaces(benchkit.Members(load.Clusters)), load.namespace(), canaryNamespace)
-	if err := plane.CreateNamespaces(ctx, nss); err != nil {
+	if err := plane.JoinMembers(ctx, benchkit.Members(load.Clusters)); err != nil {
+		return nil, nil, fmt.Errorf("joining members: %w", err)
+	}
+	if err := plane.CreateNamespaces(ctx, []string{load.namespace(), canaryNamespace}); err != nil {
 		return nil, nil, fmt.Errorf("creating namespaces: %w", err)
 	}
 	if load.Interpreted {
@@ -588,7 +590,7 @@ func (p *propagation) prepare(ctx context.Context, plane *benchkit.Plane, load l
 	if err != nil {
 		return nil, nil, err
 	}
-	logf("%s: %d namespaces and %d templates created (untimed) in %s", load.Name, len(nss), load.Bindings, benchkit.Dur(time.Since(t)))
+	logf("%s: %d members joined and %d templates created (untimed) in %s", load.Name, load.Clusters, load.Bindings, benchkit.Dur(time.Since(t)))
 	return templates, refs, nil
 }
 

@@ -125,7 +125,7 @@ func runRecovery(ctx context.Context, args []string) error {
 		return err
 	}
 	members := []string{"member1", "member2"}
-	if err := plane.CreateNamespaces(ctx, benchkit.ExecutionNamespaces(members)); err != nil {
+	if err := plane.JoinMembers(ctx, members); err != nil {
 		return err
 	}
 	tracker, err := localplane.StartWorkTracker(ctx, plane.Metadata)

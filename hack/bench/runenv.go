@@ -45,8 +45,10 @@ func (p *propagation) setUp(ctx context.Context, label string, load loadSpec, te
 			return fail(err)
 		}
 	} else {
-		nss := append(benchkit.ExecutionNamespaces(benchkit.Members(load.Clusters)), templateNamespace, canaryNamespace)
-		if err := plane.CreateNamespaces(ctx, nss); err != nil {
+		if err := plane.JoinMembers(ctx, benchkit.Members(load.Clusters)); err != nil {
+			return fail(fmt.Errorf("joining members: %w", err))
+		}
+		if err := plane.CreateNamespaces(ctx, []string{templateNamespace, canaryNamespace}); err != nil {
 			return fail(fmt.Errorf("creating namespaces: %w", err))
 		}
 		if err := templates(ctx, env); err != nil {

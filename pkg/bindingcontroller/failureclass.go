@@ -18,12 +18,16 @@ const (
 // classify tells the failureClass of a failed result.
 func classify(r workapply.Result) failureClass {
 	var render *workapply.RenderError
+	var noCluster *ClusterNotFoundError
 	switch {
 	case r.Outcome == workapply.Blocked:
 		return awaitingDeletion
 	case mayPassOnRetry(r.Err):
 		return transient
 	case errors.As(r.Err, &render), workapply.IsTooLarge(r.Err):
+		return badInput
+	case errors.As(r.Err, &noCluster):
+		// The Cluster's creation re-syncs the binding: parked like bad input until then.
 		return badInput
 	}
 	return transient

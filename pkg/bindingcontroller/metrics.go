@@ -25,7 +25,7 @@ var (
 
 	clusterSyncFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "binding_controller_cluster_sync_failures_total",
-		Help: "Per-cluster Work sync failures, by cluster (<invalid> for all names that cannot name an execution namespace) and reason (WorkBeingDeleted, WorkNotOwned, RenderFailed, WorkTooLarge, Panic, InterpreterFailed, or the API server's status reason).",
+		Help: "Per-cluster Work sync failures, by cluster (<invalid> for all names that cannot name an execution namespace) and reason (WorkBeingDeleted, WorkNotOwned, RenderFailed, WorkTooLarge, Panic, InterpreterFailed, ClusterNotFound, or the API server's status reason).",
 	}, []string{"cluster", "reason"})
 
 	blockedBindingsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{

@@ -37,7 +37,7 @@ func (r *Reconciler) requeueFailed(ctx context.Context, results []workapply.Resu
 		// No Work watch to wake the binding: back off, as Karmada does.
 		return ctrl.Result{}, err
 	default:
-		ctrl.LoggerFrom(ctx).Info("Parked until the binding or its policies change: retrying cannot fix the input")
+		ctrl.LoggerFrom(ctx).Info("Parked until the binding, its policies or its Clusters change: retrying cannot fix the input")
 		return ctrl.Result{}, nil
 	}
 }

@@ -84,7 +84,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 	targets := render.Targets(s.binding.Spec)
 	results := make([]workapply.Result, len(targets))
 	s.rendered = make([]map[string]string, len(targets))
-	policies, clusters, err := r.overridesFor(ctx, template, targets)
+	policies, clusters, absent, err := r.overridesFor(ctx, template, targets)
 	if err != nil {
 		// Without the policies no cluster's Work can be rendered right; retry them all.
 		for i, t := range targets {
@@ -97,7 +97,13 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstru
 	reviser := r.replicaReviser(ctx)
 	forEach(len(targets), r.ClusterSyncConcurrency, func(i int) {
 		target := targets[i]
-		desired, err := render.Work(s.binding, template, target, render.Overrides{Policies: policies, Cluster: clusters[target.Cluster], Interpreter: reviser})
+		desired, err := render.Work(s.binding, template, target, render.Overrides{Policies: policies,
+			Cluster: clusters[target.Cluster], ClusterNotFound: absent[target.Cluster], Interpreter: reviser})
+		var noCluster *ClusterNotFoundError
+		if errors.As(err, &noCluster) {
+			results[i] = workapply.Result{Cluster: target.Cluster, Outcome: workapply.Failed, Err: fmt.Errorf("cluster %s: %w", target.Cluster, err)}
+			return
+		}
 		if err != nil {
 			results[i] = workapply.RenderFailed(target.Cluster, err)
 			return

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
@@ -24,7 +26,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // TestGolden renders every case under testdata/golden: binding.yaml and template.yaml in,
 // and, when present, policies.yaml (OverridePolicies and ClusterOverridePolicies) and
-// clusters.yaml (Cluster objects) and customizations.yaml (ResourceInterpreterCustomizations,
+// clusters.yaml (Cluster objects: when present, every one there is, so a target it does not
+// list has none and gets no Work; when absent, every target has a bare one) and customizations.yaml (ResourceInterpreterCustomizations,
 // run with the bundled ones as the controller runs them); one want-<cluster>.yaml out per target cluster (the
 // Work, or the error for that cluster). A case that pins a Karmada rule says in the
 // comment heading its binding.yaml which Karmada file and function it encodes, and what
@@ -45,7 +48,12 @@ func TestGolden(t *testing.T) {
 				t.Fatal("case has no target cluster")
 			}
 			for _, target := range targets {
-				got := renderToYAML(t, b, template, target, Overrides{Policies: policies, Cluster: clusters[target.Cluster], Interpreter: reviser})
+				o := Overrides{Policies: policies, Cluster: clusters[target.Cluster], Interpreter: reviser}
+				if len(clusters) > 0 && clusters[target.Cluster] == nil {
+					// clusters.yaml lists every Cluster object there is.
+					o.ClusterNotFound = apierrors.NewNotFound(schema.GroupResource{Group: "cluster.karmada.io", Resource: "Cluster"}, target.Cluster)
+				}
+				got := renderToYAML(t, b, template, target, o)
 				path := filepath.Join(dir, "want-"+target.Cluster+".yaml")
 				if *update {
 					if err := os.WriteFile(path, got, 0o644); err != nil {

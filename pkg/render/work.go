@@ -26,6 +26,10 @@ import (
 type Overrides struct {
 	Policies overridepolicy.Policies
 	Cluster  *clusterv1alpha1.Cluster
+	// ClusterNotFound is what reading the target's Cluster object gave when the API server
+	// serves the kind and holds none: as in Karmada, whose override manager reads the
+	// Cluster first, no Work is rendered, and this is the cluster's error.
+	ClusterNotFound error
 	// Interpreter revises the replicas of kinds with an interpreter hook (nil: the
 	// native kinds only).
 	Interpreter ReplicaReviser
@@ -42,6 +46,10 @@ func Work(b Binding, template *unstructured.Unstructured, target Target, o Overr
 	workload, err := reviseReplicas(template, b.Spec, target, o.Interpreter)
 	if err != nil {
 		return nil, err
+	}
+	if o.ClusterNotFound != nil {
+		// After the replicas: Karmada revises them before it reads the Cluster.
+		return nil, o.ClusterNotFound
 	}
 	cluster := o.Cluster
 	if cluster == nil {

@@ -109,7 +109,7 @@ var _ = Describe("Probes and metrics", func() {
 
 		ns := newNamespace("e2e-metrics")
 		createWorkload(ns, "served", "member1", "member2")
-		// member7 has no execution namespace: its Work cannot be created.
+		// member7 has not joined: no Cluster object, so no Work, as in Karmada.
 		createWorkload(ns, "partly", "member1", "member7")
 		Eventually(liveWorks(ns)).Should(ConsistOf(append(expectedWorks(ns, []string{"member1", "member2"}, "served"),
 			expectedWorks(ns, []string{"member1"}, "partly")...)))
@@ -119,7 +119,7 @@ var _ = Describe("Probes and metrics", func() {
 			ContainSubstring(`controller_runtime_reconcile_total{controller="resourcebinding"`),
 			MatchRegexp(`binding_controller_sync_duration_seconds_count\{kind="ResourceBinding",result="success"\} [1-9]`),
 			MatchRegexp(`binding_controller_sync_duration_seconds_count\{kind="ResourceBinding",result="failure"\} [1-9]`),
-			MatchRegexp(`binding_controller_cluster_sync_failures_total\{cluster="member7",reason="NotFound"\} [1-9]`),
+			MatchRegexp(`binding_controller_cluster_sync_failures_total\{cluster="member7",reason="ClusterNotFound"\} [1-9]`),
 			MatchRegexp(`binding_controller_work_writes_total\{operation="create"\} [3-9]`),
 		))
 		Expect(scrape()).NotTo(ContainSubstring(`binding_controller_cluster_sync_failures_total{cluster="member2"`))

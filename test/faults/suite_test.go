@@ -78,7 +78,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(testkit.CreateExecutionNamespaces(ctx, k8s, members...)).To(Succeed())
+	Expect(testkit.JoinClusters(ctx, k8s, members...)).To(Succeed())
 	sim = executionsim.New(k8s, 50*time.Millisecond)
 	go sim.Run(ctx)
 })

@@ -8,12 +8,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/localplane"
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/controllermanager"
 	"github.com/binding-controller/binding-controller/pkg/names"
@@ -85,10 +87,17 @@ func RunManager(ctx context.Context, cfg *rest.Config, opts *controllermanager.O
 	return func() { cancel(); <-stopped }, nil
 }
 
-// CreateExecutionNamespaces creates the execution namespace of each member cluster, as
-// Karmada's cluster controller does when a cluster joins.
-func CreateExecutionNamespaces(ctx context.Context, c client.Client, members ...string) error {
+// JoinClusters does for each member cluster what joining it to Karmada does on the
+// control plane: its Cluster object (where the API server serves the kind) and its
+// execution namespace. Like Karmada's, the controller writes no Work for a cluster that
+// has no Cluster object.
+func JoinClusters(ctx context.Context, c client.Client, members ...string) error {
 	for _, m := range members {
+		cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: m},
+			Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.SyncModePush}}
+		if err := c.Create(ctx, cluster); err != nil && !meta.IsNoMatchError(err) {
+			return fmt.Errorf("Cluster %s: %w", m, err)
+		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionNamespace(m)}}
 		if err := c.Create(ctx, ns); err != nil {
 			return fmt.Errorf("execution namespace of %s: %w", m, err)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
 
@@ -153,6 +154,24 @@ func (p *Plane) Stop() error {
 		return nil
 	}
 	return p.started.Stop()
+}
+
+// JoinMembers creates each member's Cluster object and execution namespace, as joining it
+// to Karmada does (existing ones are fine): the controller, like Karmada's, writes no Work
+// for a cluster that has no Cluster object.
+func (p *Plane) JoinMembers(ctx context.Context, members []string) error {
+	err := Parallel(ctx, len(members), 16, func(ctx context.Context, i int) error {
+		err := p.Client.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: members[i]},
+			Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.SyncModePush}})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("creating Clusters: %w", err)
+	}
+	return p.CreateNamespaces(ctx, ExecutionNamespaces(members))
 }
 
 // CreateNamespaces creates the namespaces (existing ones are fine), a few at once.

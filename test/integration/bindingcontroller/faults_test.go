@@ -15,9 +15,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/names"
+	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 // workRefusedIn tries a dry-run create of a Work in namespace and returns the refusal.
@@ -35,9 +37,8 @@ func workRefusedIn(namespace string) func() string {
 // failure names its cluster.
 var _ = Describe("Per-cluster faults", func() {
 	createExecutionNamespace := func(cluster string) string {
-		name := "karmada-es-" + cluster
-		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})).To(Succeed())
-		return name
+		Expect(testkit.JoinClusters(ctx, k8s, cluster)).To(Succeed())
+		return names.ExecutionNamespace(cluster)
 	}
 
 	It("serves the others when one execution namespace is terminating", func() {
@@ -181,9 +182,11 @@ var _ = Describe("Wide fan-out", func() {
 		Expect(k8s.Create(ctx, d)).To(Succeed())
 		for _, c := range clusters {
 			if c != missing {
-				Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionNamespace(c)}})).To(Succeed())
+				Expect(testkit.JoinClusters(ctx, k8s, c)).To(Succeed())
 			}
 		}
+		// missing has its Cluster object; only its execution namespace is missing.
+		Expect(k8s.Create(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: missing}})).To(Succeed())
 		// An old Work its execution side still holds, and a Work nobody's binding created.
 		sim.Disconnect(terminating)
 		DeferCleanup(sim.Connect, terminating)

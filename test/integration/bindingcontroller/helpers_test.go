@@ -57,3 +57,26 @@ func karmadaSyncs(result string) float64 {
 	}
 	return 0
 }
+
+// failureReasons maps each failure reason of cluster's
+// binding_controller_cluster_sync_failures_total series to its count.
+func failureReasons(cluster string) map[string]float64 {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "binding_controller_cluster_sync_failures_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["cluster"] == cluster {
+				out[labels["reason"]] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
@@ -58,6 +59,9 @@ var _ = Describe("Binding lifecycle", func() {
 	})
 
 	It("serves the healthy clusters when one has no execution namespace, and names that cluster", func() {
+		member9 := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member9"}}
+		Expect(k8s.Create(ctx, member9)).To(Succeed())
+		DeferCleanup(func() { Expect(k8s.Delete(ctx, member9)).To(Succeed()) })
 		ns := newNamespace()
 		d := deployment(ns, "cache")
 		Expect(k8s.Create(ctx, d)).To(Succeed())

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -89,6 +90,30 @@ var _ = Describe("Override policies and Clusters", func() {
 		Expect(annotationOf(workKey("member2", d), policyv1alpha1.AppliedOverridesAnnotation)()).To(BeEmpty())
 	})
 
+	It("writes no Work for a target cluster without a Cluster object, as Karmada, until the Cluster joins", func() {
+		// The execution namespace is there, the Cluster object is not: a cluster that left
+		// the federation, or a scheduler ahead of a join.
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionNamespace("member7")}})).To(Succeed())
+		ns := newNamespace()
+		d := deployment(ns, "orders")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, binding(ns, "orders-deployment", "id-1", d, "member1", "member7"))).To(Succeed())
+		Eventually(workState(workKey("member1", d))).Should(Equal("live:id-1"))
+		Eventually(worksSyncedOn(ns, "orders-deployment")).Should(
+			Equal(`False PartiallySynced: 1/2 clusters synced; member7: Cluster.cluster.karmada.io "member7" not found`))
+		Eventually(eventsOn(ns, "ResourceBinding", "orders-deployment")).Should(ContainElement(
+			`Warning SyncWorkFailed: cluster member7: Cluster.cluster.karmada.io "member7" not found`))
+		Expect(workState(workKey("member7", d))()).To(Equal("absent"))
+		Expect(failureReasons("member7")).To(HaveKey("ClusterNotFound"))
+
+		By("the Cluster joining syncs the binding at once: it was parked, not backing off")
+		member7 := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member7"}}
+		Expect(k8s.Create(ctx, member7)).To(Succeed())
+		DeferCleanup(func() { Expect(k8s.Delete(ctx, member7)).To(Succeed()) })
+		Eventually(workState(workKey("member7", d))).Should(Equal("live:id-1"))
+		Eventually(worksSyncedOn(ns, "orders-deployment")).Should(Equal("True Synced: 2/2 clusters synced"))
+	})
+
 	It("names a Work after the workload as overridden, and deletes the Work of the old name", func() {
 		ns := newNamespace()
 		d := deployment(ns, "api")
@@ -124,9 +149,18 @@ var _ = Describe("Override policies and Clusters", func() {
 	})
 
 	It("re-renders the bindings targeting a Cluster whose labels change", func() {
-		cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"}}
-		Expect(k8s.Create(ctx, cluster)).To(Succeed())
-		DeferCleanup(func() { Expect(k8s.Delete(ctx, cluster)).To(Succeed()) })
+		// member3 joined with the suite; its labels are put back afterwards.
+		cluster := &clusterv1alpha1.Cluster{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: "member3"}, cluster)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(cluster), cluster); err != nil {
+					return err
+				}
+				cluster.Labels = nil
+				return k8s.Update(ctx, cluster)
+			})).To(Succeed())
+		})
 		ns := newNamespace()
 		cop := &policyv1alpha1.ClusterOverridePolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: "canary-" + ns},

@@ -54,7 +54,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(testkit.CreateExecutionNamespaces(ctx, k8s, members...)).To(Succeed())
+	Expect(testkit.JoinClusters(ctx, k8s, members...)).To(Succeed())
 
 	opts := testkit.InProcessOptions()
 	// Keep the backoff short so a retry-driven recovery shows within the test's patience.

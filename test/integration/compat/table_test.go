@@ -104,8 +104,24 @@ func runCase(c tableCase, webhook bool) {
 			ensureNamespace(names.ExecutionNamespace(cluster))
 		}
 	}
+	declared := map[string]bool{}
 	for _, o := range c.others {
 		create(asNew(o))
+		if o.GetKind() == "Cluster" {
+			declared[o.GetName()] = true
+		}
+	}
+	// Without its Cluster object a cluster gets no Work. A case's clusters.yaml lists every
+	// Cluster there is; without one, every target has joined with a bare Cluster.
+	for cluster := range c.wants {
+		if names.ValidateClusterName(cluster) == nil && len(declared) == 0 {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("cluster.karmada.io/v1alpha1")
+			u.SetKind("Cluster")
+			u.SetName(cluster)
+			Expect(unstructured.SetNestedField(u.Object, "Push", "spec", "syncMode")).To(Succeed())
+			create(u)
+		}
 	}
 	stored := createTemplate(c.template)
 

@@ -187,13 +187,14 @@ var _ = Describe("config/samples", func() {
 			"ClusterRole pod-reader",
 			"ClusterResourceBinding pod-reader-clusterrole",
 		))
-		Expect(ids(rendered["config/samples/execution-namespaces"])).To(ConsistOf(
+		Expect(ids(rendered["config/samples/members"])).To(ConsistOf(
+			"Cluster member1", "Cluster member2", "Cluster member3",
 			"Namespace karmada-es-member1", "Namespace karmada-es-member2", "Namespace karmada-es-member3"))
 	})
 
 	It("is accepted by the API server and the project's CRDs (server-side dry run, strict field validation)", func() {
 		dryRunCreateAll(rendered[dir], nothingExists)
-		dryRunCreateAll(rendered["config/samples/execution-namespaces"], nothingExists)
+		dryRunCreateAll(rendered["config/samples/members"], nothingExists)
 	})
 
 	It("divides the Deployment's 3 replicas over member1..member3", func() {

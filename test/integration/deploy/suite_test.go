@@ -17,7 +17,7 @@ limitations under the License.
 // Package deploy_test checks the kustomize deployment manifests under config/ and the
 // Dockerfile:
 //
-//   - config/default, config/local, config/samples (and config/samples/execution-namespaces)
+//   - config/default, config/local, config/samples (and config/samples/members)
 //     are rendered with the real `kubectl kustomize` from the envtest assets;
 //   - every rendered object is created on a real kube-apiserver (envtest, with the project's
 //     CRDs) with server-side dry run and strict field validation, so a misspelt or misplaced
@@ -66,7 +66,7 @@ var renderedDirs = []string{
 	"config/default",
 	"config/local",
 	"config/samples",
-	"config/samples/execution-namespaces",
+	"config/samples/members",
 }
 
 func TestDeploy(t *testing.T) {

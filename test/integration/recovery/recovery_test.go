@@ -44,7 +44,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(testkit.CreateExecutionNamespaces(ctx, k8s, "member1", "member2")).To(Succeed())
+	Expect(testkit.JoinClusters(ctx, k8s, "member1", "member2")).To(Succeed())
 
 	opts := testkit.InProcessOptions()
 	// Every retry, and the safety recheck, is ten minutes away.

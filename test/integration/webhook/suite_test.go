@@ -68,7 +68,7 @@ var _ = BeforeSuite(func() {
 
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(testkit.CreateExecutionNamespaces(ctx, k8s, members...)).To(Succeed())
+	Expect(testkit.JoinClusters(ctx, k8s, members...)).To(Succeed())
 	startManager()
 	// Cleanups run last-registered first: the controller stops before the API server.
 	DeferCleanup(func() { stopMgr() })
