@@ -93,6 +93,16 @@ bench-recovery: envtest ## Recovery latency of a blocked cluster, with the Work 
 soak: envtest ## Random bindings, cluster blocks and controller restarts for SOAK_DURATION; fails on a leak or a binding that never converges.
 	go run ./hack/soak --duration $(SOAK_DURATION)
 
+##@ Against Karmada (not part of make test; CI never needs Karmada)
+
+KARMADA ?=
+DIFF_ARGS ?=
+
+.PHONY: diff-karmada
+diff-karmada: envtest build ## Differential fuzzer: Karmada's binding controller (built from KARMADA=<checkout>) and this one over the same generated inputs; report in bench/results/diff-karmada (DIFF_ARGS='--seed 1 --bindings 2000').
+	@test -n "$(KARMADA)" || { echo "diff-karmada: KARMADA=<a Karmada checkout or fetched git directory> is required"; exit 2; }
+	go run ./hack/diffkarmada --karmada $(KARMADA) $(DIFF_ARGS)
+
 ##@ Test
 
 .PHONY: test

@@ -288,3 +288,10 @@ func applyImageOverrider(obj *unstructured.Unstructured, o *policyv1alpha1.Image
 	}
 	return nil
 }
+
+// ValidImageReference says whether ref is a container image reference an image overrider
+// accepts (and may produce): [registry/]repository[:tag][@digest].
+func ValidImageReference(ref string) error {
+	_, err := parseImage(ref)
+	return err
+}

@@ -73,6 +73,9 @@ type PlaneOptions struct {
 	// WorkloadCRDs also installs the test workload CRDs (WorkloadCRDDir), for templates
 	// of kinds the resource interpreter revises.
 	WorkloadCRDs bool
+	// CRDPaths, when set, are installed instead of the project's CRDs (WorkloadCRDs still adds
+	// its own): hack/diffkarmada installs Karmada's.
+	CRDPaths []string
 }
 
 // WorkloadCRDDir holds minimal CRDs of third-party and custom workload kinds.
@@ -104,6 +107,9 @@ func StartPlane(opts PlaneOptions) (*Plane, error) {
 		return nil
 	}
 	crds := []string{envtestutil.ProjectCRDDir()}
+	if len(opts.CRDPaths) > 0 {
+		crds = append([]string(nil), opts.CRDPaths...)
+	}
 	if opts.WorkloadCRDs {
 		crds = append(crds, WorkloadCRDDir())
 	}
