@@ -154,3 +154,24 @@ func TestInvalidImageIsAKnownDifference(t *testing.T) {
 		t.Error("a known difference's class depends on the kind")
 	}
 }
+
+// A batch's webhook configuration is part of exactly the cases whose kind its rules reach.
+func TestWebhooksReachTheirKindsOnly(t *testing.T) {
+	configs := 0
+	for b := range 20 {
+		w := Webhooks(2, b, "https://127.0.0.1:1", []byte("ca"))
+		if w == nil {
+			continue
+		}
+		configs++
+		for i := range 100 {
+			c := Generate(2, b*100+i, nil, w)
+			if got, want := c.Webhooks != nil, reaches(w, c.Template.GetAPIVersion(), c.Template.GetKind()); got != want {
+				t.Fatalf("batch %d case %d (%s): has webhooks %v, rules reach it %v", b, i, c.Template.GetKind(), got, want)
+			}
+		}
+	}
+	if configs == 0 || configs == 20 {
+		t.Errorf("%d of 20 batches have webhooks: want some, not all", configs)
+	}
+}

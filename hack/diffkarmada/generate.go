@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -20,12 +22,18 @@ type Case struct {
 	Binding        *unstructured.Unstructured
 	Policies       []*unstructured.Unstructured
 	Customizations []*unstructured.Unstructured
+	// Webhooks is the batch's ResourceInterpreterWebhookConfiguration when its rules
+	// reach the template's kind.
+	Webhooks *unstructured.Unstructured
 }
 
 // Objects returns the case's objects in the order they are created: customizations and
 // policies before the template and the binding, so neither controller renders without them.
 func (c *Case) Objects() []*unstructured.Unstructured {
 	out := append([]*unstructured.Unstructured(nil), c.Customizations...)
+	if c.Webhooks != nil {
+		out = append(out, c.Webhooks)
+	}
 	out = append(out, c.Policies...)
 	return append(out, c.Template, c.Binding)
 }
@@ -146,8 +154,74 @@ func Customizations(seed uint64, batch int) []*unstructured.Unstructured {
 	return out
 }
 
-// Generate returns case index of the run with this seed; customizations are the batch's.
-func Generate(seed uint64, index int, customizations []*unstructured.Unstructured) *Case {
+// webhookAnswers are the paths of the fuzzer's interpreter webhook (webhookServer), each an
+// answer to ReviseReplica.
+var webhookAnswers = []string{"/replicas", "/double-parallelism", "/refuse"}
+
+// Webhooks returns a batch's ResourceInterpreterWebhookConfiguration, or nil: 1–2 webhooks
+// at url (the fuzzer's server, trusted through caBundle), each revising the replicas of 1–2
+// kinds with one of webhookAnswers. Configurations are cluster-wide, so a batch shares one.
+func Webhooks(seed uint64, batch int, url string, caBundle []byte) *unstructured.Unstructured {
+	r := rand.New(rand.NewPCG(seed, uint64(2_000_000+batch)))
+	if url == "" || r.Float64() < 0.3 {
+		return nil
+	}
+	candidates := []kindSpec{}
+	for _, k := range kinds {
+		if k.workload {
+			candidates = append(candidates, k)
+		}
+	}
+	var hooks []any
+	for i, n := 0, 1+r.IntN(2); i < n; i++ {
+		var rules []any
+		for j, m := 0, 1+r.IntN(2); j < m; j++ {
+			k := candidates[r.IntN(len(candidates))]
+			group, version, _ := strings.Cut(k.apiVersion, "/")
+			if version == "" {
+				group, version = "", group
+			}
+			rules = append(rules, map[string]any{"operations": []any{"ReviseReplica"},
+				"apiGroups": []any{group}, "apiVersions": []any{version}, "kinds": []any{k.kind}})
+		}
+		hooks = append(hooks, map[string]any{
+			"name":                       fmt.Sprintf("hook%d.fuzz.example.com", i),
+			"clientConfig":               map[string]any{"url": url + webhookAnswers[r.IntN(len(webhookAnswers))], "caBundle": base64.StdEncoding.EncodeToString(caBundle)},
+			"rules":                      rules,
+			"timeoutSeconds":             int64(3),
+			"interpreterContextVersions": []any{"v1alpha1"},
+		})
+	}
+	return obj("config.karmada.io/v1alpha1", "ResourceInterpreterWebhookConfiguration", "", fmt.Sprintf("fuzz-b%d", batch),
+		map[string]any{"webhooks": hooks})
+}
+
+// reaches tells whether a webhook configuration has a rule for kind.
+func reaches(config *unstructured.Unstructured, apiVersion, kind string) bool {
+	if config == nil {
+		return false
+	}
+	hooks, _, _ := unstructured.NestedSlice(config.Object, "webhooks")
+	group, version, _ := strings.Cut(apiVersion, "/")
+	if version == "" {
+		group, version = "", group
+	}
+	for _, h := range hooks {
+		rules, _, _ := unstructured.NestedSlice(h.(map[string]any), "rules")
+		for _, rule := range rules {
+			rule := rule.(map[string]any)
+			if slices.Contains(rule["apiGroups"].([]any), any(group)) && slices.Contains(rule["apiVersions"].([]any), any(version)) &&
+				slices.Contains(rule["kinds"].([]any), any(kind)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Generate returns case index of the run with this seed; customizations and webhooks are
+// the batch's.
+func Generate(seed uint64, index int, customizations []*unstructured.Unstructured, webhooks ...*unstructured.Unstructured) *Case {
 	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(index)))}
 	k := kinds[g.intn(len(kinds))]
 	c := &Case{Index: index, Namespace: fmt.Sprintf("fuzz-%d", index)}
@@ -161,6 +235,11 @@ func Generate(seed uint64, index int, customizations []*unstructured.Unstructure
 		target, _, _ := unstructured.NestedStringMap(cz.Object, "spec", "target")
 		if target["apiVersion"] == k.apiVersion && target["kind"] == k.kind {
 			c.Customizations = append(c.Customizations, cz)
+		}
+	}
+	for _, w := range webhooks {
+		if reaches(w, k.apiVersion, k.kind) {
+			c.Webhooks = w
 		}
 	}
 	c.Binding = g.binding(k, c.Template, c.Namespace)

@@ -119,6 +119,11 @@ func run(ctx context.Context, o options) error {
 	if err := r.join(ctx); err != nil {
 		return err
 	}
+	hook, caBundle, err := startWebhook()
+	if err != nil {
+		return err
+	}
+	defer hook.Close()
 
 	rep := report{Seed: o.seed, First: o.first, Bindings: o.bindings, Works: map[string]int{}, Classes: map[string]int{}, Started: start}
 	all := map[int]*Case{}
@@ -128,10 +133,11 @@ func run(ctx context.Context, o options) error {
 	for b := o.first; b < o.first+o.bindings; b += o.batch {
 		n := min(o.batch, o.first+o.bindings-b)
 		customizations := Customizations(o.seed, b/o.batch)
+		webhooks := Webhooks(o.seed, b/o.batch, hook.URL, caBundle)
 		var cases []*Case
 		caseOf := map[string]int{}
 		for i := b; i < b+n; i++ {
-			c := Generate(o.seed, i, customizations)
+			c := Generate(o.seed, i, customizations, webhooks)
 			cases = append(cases, c)
 			all[i] = c
 			caseOf[c.Binding.GetName()] = i
@@ -300,6 +306,10 @@ func writeCase(dir string, c *Case, stored *unstructured.Unstructured, d Differe
 	files := map[string][]*unstructured.Unstructured{
 		"binding.yaml": {c.Binding}, "template.yaml": {withoutManagedFields(stored)},
 		"policies.yaml": c.Policies, "customizations.yaml": c.Customizations, "clusters.yaml": clusterObjects(),
+	}
+	if c.Webhooks != nil {
+		// Not part of the golden layout: the table has no webhook server.
+		files["webhooks.yaml"] = []*unstructured.Unstructured{c.Webhooks}
 	}
 	for name, objs := range files {
 		if len(objs) == 0 {

@@ -131,6 +131,9 @@ func copyCase(c *Case) *Case {
 	for _, cz := range c.Customizations {
 		d.Customizations = append(d.Customizations, cz.DeepCopy())
 	}
+	if c.Webhooks != nil {
+		d.Webhooks = c.Webhooks.DeepCopy()
+	}
 	return d
 }
 
