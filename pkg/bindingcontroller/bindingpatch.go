@@ -52,10 +52,14 @@ func (r *Reconciler) onLiveIfStale(ctx context.Context, s *scope, sameSpec bool,
 	err := write()
 	backoff := conflictRetry
 	for attempt := 0; apierrors.IsConflict(err) && attempt < conflictRetry.Steps; attempt++ {
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(backoff.Step()):
+		// The first conflict is most often this process's own last write, already live:
+		// read it at once. A second means another writer is busy; give it room.
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(backoff.Step()):
+			}
 		}
 		live := s.newObject()
 		if getErr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.obj), live); getErr != nil {
