@@ -117,6 +117,25 @@ var kinds = []kindSpec{
 	// Bundled third-party customizations (pkg/interpreter/thirdparty).
 	{"apps.kruise.io/v1alpha1", "CloneSet", false, true, func(g *gen, n string) map[string]any { return g.podOwner(n, "replicas") }},
 	{"apps.kruise.io/v1beta1", "StatefulSet", false, true, func(g *gen, n string) map[string]any { return g.podOwner(n, "replicas") }},
+	{"apps.kruise.io/v1alpha1", "BroadcastJob", false, true, func(g *gen, n string) map[string]any { return g.job(n, true) }},
+	{"apps.kruise.io/v1alpha1", "UnitedDeployment", false, true, func(g *gen, n string) map[string]any {
+		return map[string]any{"metadata": g.meta(n), "spec": map[string]any{"replicas": int64(g.intn(7)),
+			"selector": map[string]any{"matchLabels": map[string]any{"app": n}}}}
+	}},
+	{"argoproj.io/v1alpha1", "Workflow", false, true, func(g *gen, n string) map[string]any {
+		return map[string]any{"metadata": g.meta(n), "spec": map[string]any{"entrypoint": "main", "parallelism": int64(1 + g.intn(4)),
+			"templates": []any{map[string]any{"name": "main", "container": map[string]any{"image": images[g.intn(len(images))]}}}}}
+	}},
+	{"ray.io/v1", "RayService", false, true, func(g *gen, n string) map[string]any {
+		var groups []any
+		for i, m := 0, 1+g.intn(2); i < m; i++ {
+			groups = append(groups, map[string]any{"groupName": fmt.Sprint("w", i), "replicas": int64(g.intn(4)),
+				"minReplicas": int64(0), "maxReplicas": int64(10), "template": map[string]any{"spec": g.podSpec(n, "Always")}})
+		}
+		return map[string]any{"metadata": g.meta(n), "spec": map[string]any{"rayClusterConfig": map[string]any{
+			"headGroupSpec":    map[string]any{"template": map[string]any{"spec": g.podSpec(n, "Always")}},
+			"workerGroupSpecs": groups}}}
+	}},
 	// CRD kinds of the fuzzer's own, with and without a customization (see customizationFor).
 	{"fuzz.example.com/v1", "Widget", false, true, func(g *gen, n string) map[string]any {
 		return map[string]any{"metadata": g.meta(n), "spec": map[string]any{"replicas": int64(g.intn(6)), "size": g.pick("s", "m")}}
