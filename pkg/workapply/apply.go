@@ -274,9 +274,14 @@ var (
 )
 
 // OwnedMetadataChanged tells whether a change from old to new touched a label or
-// annotation the binding controller writes; others' keys are not its business.
+// annotation the binding controller writes, or took away the execution finalizer of a
+// Work that is not being deleted (by hand: without it, deleting the Work would leave its
+// workload running in the member cluster); others' keys are not its business.
 func OwnedMetadataChanged(old, new metav1.Object) bool {
-	return changed(old.GetLabels(), new.GetLabels(), ownedLabels) ||
+	finalizerTaken := new.GetDeletionTimestamp() == nil &&
+		slices.Contains(old.GetFinalizers(), workv1alpha1.ExecutionControllerFinalizer) &&
+		!slices.Contains(new.GetFinalizers(), workv1alpha1.ExecutionControllerFinalizer)
+	return finalizerTaken || changed(old.GetLabels(), new.GetLabels(), ownedLabels) ||
 		changed(old.GetAnnotations(), new.GetAnnotations(), ownedAnnotations)
 }
 

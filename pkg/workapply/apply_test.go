@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -319,6 +320,23 @@ func TestOwnedMetadataChanged(t *testing.T) {
 	delete(stripped.Labels, workv1alpha2.ResourceBindingPermanentIDLabel)
 	if !OwnedMetadataChanged(old, stripped) {
 		t.Fatal("the removal of the permanent-id label went unnoticed")
+	}
+	unfinalized := old.DeepCopy()
+	unfinalized.Finalizers = nil
+	if !OwnedMetadataChanged(old, unfinalized) {
+		t.Fatal("the removal of the execution finalizer went unnoticed")
+	}
+	// The execution side lets go of a Work being deleted: its deletion event follows.
+	deleting, released := old.DeepCopy(), old.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	released.DeletionTimestamp, released.Finalizers = deleting.DeletionTimestamp, nil
+	if OwnedMetadataChanged(deleting, released) {
+		t.Fatal("the release of a terminating Work's finalizer counted as drift")
+	}
+	other := old.DeepCopy()
+	other.Finalizers = append(other.Finalizers, "example.com/other")
+	if OwnedMetadataChanged(other, old) {
+		t.Fatal("another controller's finalizer counted as the controller's")
 	}
 }
 

@@ -131,3 +131,29 @@ var _ = Describe("A cluster blocked by a terminating Work", func() {
 		GinkgoWriter.Printf("member1 recovered %s after its old Work was released\n", time.Since(released))
 	})
 })
+
+var _ = Describe("A Work's execution finalizer taken away by hand", func() {
+	// Without it, deleting the Work would leave its workload running in the member cluster.
+	// Every retry and recheck is ten minutes away, so only the Work watch can put it back.
+	It("comes back from the Work watch, with every retry ten minutes away", func() {
+		d := testkit.Deployment("default", "kept")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		Expect(k8s.Create(ctx, testkit.Binding("default", "kept-deployment", "kept-1", d, "member1"))).To(Succeed())
+		key := testkit.WorkKey("member1", d)
+		finalizers := func() []string {
+			w := &workv1alpha1.Work{}
+			if err := k8s.Get(ctx, key, w); err != nil {
+				return []string{err.Error()}
+			}
+			return w.Finalizers
+		}
+		Eventually(finalizers, 10*time.Second).Should(ConsistOf(workv1alpha1.ExecutionControllerFinalizer))
+
+		w := &workv1alpha1.Work{}
+		Expect(k8s.Get(ctx, key, w)).To(Succeed())
+		Expect(k8s.Patch(ctx, w, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+		taken := time.Now()
+		Eventually(finalizers, 10*time.Second).Should(ConsistOf(workv1alpha1.ExecutionControllerFinalizer))
+		GinkgoWriter.Printf("the finalizer was back %s after it was taken away\n", time.Since(taken))
+	})
+})
