@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -310,5 +312,43 @@ end`, in, 3)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("revised object (-want +got):\n%s", diff)
+	}
+}
+
+// print goes to the controller's log at debug level, bounded per line and in rate, never
+// to stdout; a script that prints still runs.
+func TestPrintGoesToTheDebugLogRateLimited(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	logger := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, args)
+	}, funcr.Options{Verbosity: 4})
+	ctx := logr.NewContext(context.Background(), logger)
+	p := NewPool(1, 0)
+	script := `
+function ReviseReplica(obj, desiredReplica)
+  print("hello", desiredReplica, true)
+  for i = 1, 1000 do print(string.rep("x", 2000)) end
+  obj.spec.replicas = desiredReplica
+  return obj
+end`
+	got, err := p.ReviseReplica(ctx, script, sample(), 3)
+	if err != nil || got["spec"].(map[string]any)["replicas"] != int64(3) {
+		t.Fatalf("ReviseReplica = %v, %v: a script that prints must still run", got, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) == 0 || !strings.Contains(lines[0], `"text"="hello\t3\ttrue"`) {
+		t.Fatalf("first logged line %q, want the printed values tab-separated", lines)
+	}
+	if len(lines) > 30 {
+		t.Errorf("%d lines logged for 1001 prints, want the rate limit (bursts of 20) to hold", len(lines))
+	}
+	for _, l := range lines[1:] {
+		if len(l) > 600 {
+			t.Errorf("a logged print of %d bytes, want it cut at 512", len(l))
+		}
 	}
 }

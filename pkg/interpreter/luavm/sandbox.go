@@ -2,8 +2,11 @@ package luavm
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/go-logr/logr"
 	lua "github.com/yuin/gopher-lua"
+	"golang.org/x/time/rate"
 )
 
 // removedBaseFunctions are the base library functions a script may not call: they load
@@ -50,6 +53,7 @@ func newState() (*lua.LState, error) {
 	for _, name := range removedBaseFunctions {
 		l.SetGlobal(name, l.NewFunction(notAvailable(name)))
 	}
+	l.SetGlobal("print", l.NewFunction(printToLog))
 	restrictOs(l)
 	restrictString(l)
 	kube := newKubeModule(l)
@@ -63,6 +67,40 @@ func newState() (*lua.LState, error) {
 		return 1
 	}))
 	return l, nil
+}
+
+// printLimit bounds what scripts' print calls log, all scripts together: a script that
+// prints in a loop must not flood the controller's log.
+var printLimit = rate.NewLimiter(rate.Limit(10), 20)
+
+// maxPrintBytes bounds one logged print.
+const maxPrintBytes = 512
+
+// printToLog sends a script's print to the controller's log at debug level (V(4)) instead
+// of its stdout, at most 10 lines a second with bursts of 20, each cut at 512 bytes.
+// Karmada's sandbox prints to stdout, unbounded; a script that prints still runs.
+func printToLog(l *lua.LState) int {
+	ctx := l.Context()
+	if ctx == nil {
+		return 0
+	}
+	logger := logr.FromContextOrDiscard(ctx).V(4)
+	if !logger.Enabled() || !printLimit.Allow() {
+		return 0
+	}
+	var b strings.Builder
+	for i := 1; i <= l.GetTop() && b.Len() < maxPrintBytes; i++ {
+		if i > 1 {
+			b.WriteByte('\t')
+		}
+		b.WriteString(l.ToStringMeta(l.Get(i)).String())
+	}
+	text := b.String()
+	if len(text) > maxPrintBytes {
+		text = text[:maxPrintBytes] + "..."
+	}
+	logger.Info("Lua print", "text", text)
+	return 0
 }
 
 func notAvailable(name string) lua.LGFunction {
