@@ -352,3 +352,46 @@ end`
 		}
 	}
 }
+
+// What one script changes of the libraries, kube and the globals is its own: the next
+// call on the same pooled state, of another script, sees the sandbox as it was.
+func TestAScriptsChangesToLibrariesAreInvisibleToOtherCalls(t *testing.T) {
+	p := NewPool(1, 0) // one state: every call reuses it
+	hostile := `
+local kube = require("kube")
+function ReviseReplica(obj, desiredReplica)
+  math.max = function() return 1000 end
+  string.split = function() return "injected" end
+  table.insert = nil
+  os.time = function() return 0 end
+  kube.resourceAdd = nil
+  _G.tostring = function() return "hijacked" end
+  _G.math = {max = function() return 2000 end}
+  obj.spec.replicas = desiredReplica
+  return obj
+end`
+	if _, err := p.ReviseReplica(context.Background(), hostile, sample(), 1); err != nil {
+		t.Fatalf("the hostile script itself: %v", err)
+	}
+	probe := `
+local kube = require("kube")
+function ReviseReplica(obj, desiredReplica)
+  local seen = {}
+  table.insert(seen, tostring(math.max(1, 2)))
+  table.insert(seen, tostring(string.split))
+  table.insert(seen, tostring(os.time() > 0))
+  table.insert(seen, tostring(kube.resourceAdd ~= nil))
+  table.insert(seen, ("x"):upper())
+  obj.metadata.annotations.seen = table.concat(seen, ",")
+  obj.spec.replicas = desiredReplica
+  return obj
+end`
+	got, err := p.ReviseReplica(context.Background(), probe, sample(), 2)
+	if err != nil {
+		t.Fatalf("the next call: %v", err)
+	}
+	seen := got["metadata"].(map[string]any)["annotations"].(map[string]any)["seen"]
+	if want := "2,nil,true,true,X"; seen != want {
+		t.Errorf("the next call saw %q, want %q: the hostile script's changes leaked", seen, want)
+	}
+}

@@ -81,13 +81,14 @@ func (p *Pool) call(ctx context.Context, script, fn string, args []any, convert 
 
 func run(ctx context.Context, l *lua.LState, proto *lua.FunctionProto, fn string, args []any, convert func(lua.LValue) error) error {
 	l.SetContext(ctx)
-	// Each call gets its own global table, reading through to the libraries, so what
-	// one script defines is not seen by the next script on this state.
-	// NewTable would reserve room for 32 entries in each; a script defines a function or two.
-	env := l.CreateTable(0, 4)
+	// Each call gets its own global table, reading through to the base library, and its
+	// own copies of the other libraries, so what one script defines or changes is not
+	// seen by the next script on this state.
+	env := l.CreateTable(0, 8)
 	meta := l.CreateTable(0, 1)
 	meta.RawSetString("__index", l.G.Global)
 	l.SetMetatable(env, meta)
+	isolate(l, env)
 
 	chunk := l.NewFunctionFromProto(proto)
 	chunk.Env = env
