@@ -373,6 +373,9 @@ end`
 	if _, err := p.ReviseReplica(context.Background(), hostile, sample(), 1); err != nil {
 		t.Fatalf("the hostile script itself: %v", err)
 	}
+	if len(p.idle) != 0 {
+		t.Fatal("the state the hostile script changed went back to the pool")
+	}
 	probe := `
 local kube = require("kube")
 function ReviseReplica(obj, desiredReplica)
@@ -393,5 +396,8 @@ end`
 	seen := got["metadata"].(map[string]any)["annotations"].(map[string]any)["seen"]
 	if want := "2,nil,true,true,X"; seen != want {
 		t.Errorf("the next call saw %q, want %q: the hostile script's changes leaked", seen, want)
+	}
+	if len(p.idle) != 1 {
+		t.Error("a state no script changed was not reused")
 	}
 }

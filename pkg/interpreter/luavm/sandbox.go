@@ -56,48 +56,19 @@ func newState() (*lua.LState, error) {
 	l.SetGlobal("print", l.NewFunction(printToLog))
 	restrictOs(l)
 	restrictString(l)
-	// Kept where no script reaches: each call requires a copy of it (isolate).
-	l.G.Registry.RawSetString(kubeRegistryKey, newKubeModule(l))
-	return l, nil
-}
-
-const kubeRegistryKey = "binding-controller/kube"
-
-// isolatedLibraries are the library tables each call gets a copy of.
-var isolatedLibraries = []string{lua.StringLibName, lua.TabLibName, lua.MathLibName, lua.OsLibName}
-
-// isolate makes what a script changes of the libraries and globals its own: env, the
-// call's global table, gets its own copies of the library tables, of the kube module (its
-// require returns that copy) and its own _G. Without it, `math.max = function() return
-// 1000 end` stayed on the pooled state, and a later call of any script that drew that
-// state (a bundled one using math.max among them) got it. String methods ("x":upper())
-// keep reaching the untouched library: no script can reach the string metatable.
-func isolate(l *lua.LState, env *lua.LTable) {
-	env.RawSetString("_G", env)
-	for _, name := range isolatedLibraries {
-		if lib, ok := l.G.Global.RawGetString(name).(*lua.LTable); ok {
-			env.RawSetString(name, copyTable(l, lib))
-		}
-	}
-	var kube *lua.LTable
-	env.RawSetString("require", l.NewFunction(func(l *lua.LState) int {
+	kube := newKubeModule(l)
+	// Also kept where no script reaches, for the check that no call changed it (untouched).
+	l.G.Registry.RawSetString(kubeRegistryKey, kube)
+	l.SetGlobal("require", l.NewFunction(func(l *lua.LState) int {
 		name := l.CheckString(1)
 		if name != kubeModuleName {
 			l.RaiseError("module %q is not available in the interpreter sandbox; only %q is", name, kubeModuleName)
 			return 0
 		}
-		if kube == nil {
-			kube = copyTable(l, l.G.Registry.RawGetString(kubeRegistryKey).(*lua.LTable))
-		}
 		l.Push(kube)
 		return 1
 	}))
-}
-
-func copyTable(l *lua.LState, t *lua.LTable) *lua.LTable {
-	c := l.CreateTable(0, 32)
-	t.ForEach(func(k, v lua.LValue) { c.RawSet(k, v) })
-	return c
+	return l, nil
 }
 
 // printLimit bounds what scripts' print calls log, all scripts together: a script that
@@ -133,6 +104,8 @@ func printToLog(l *lua.LState) int {
 	logger.Info("Lua print", "text", text)
 	return 0
 }
+
+const kubeRegistryKey = "binding-controller/kube"
 
 func notAvailable(name string) lua.LGFunction {
 	return func(l *lua.LState) int {
