@@ -401,3 +401,43 @@ end`
 		t.Error("a state no script changed was not reused")
 	}
 }
+
+// A pattern of a million nested "(" overflowed the Go stack in gopher-lua's parser: a
+// fatal error that ended the process. Patterns past the bounds fail their call instead,
+// and ordinary patterns still match.
+func TestPatternsPastTheBoundsFailTheCallNotTheProcess(t *testing.T) {
+	p := NewPool(1, 0)
+	call := func(body string) (map[string]any, error) {
+		return p.ReviseReplica(context.Background(), `
+function ReviseReplica(obj, desiredReplica)
+`+body+`
+  obj.spec.replicas = desiredReplica
+  return obj
+end`, sample(), 2)
+	}
+	for name, tt := range map[string]struct{ body, want string }{
+		"nested":   {`local s = string.rep("(", 1000000); string.find("x", s)`, "string.find: a pattern of 1000000 bytes is longer than 4096"},
+		"built":    {`local s = "" for i = 1, 5000 do s = s .. "(" end; ("x"):match(s)`, "string.match: a pattern of 5000 bytes is longer than 4096"},
+		"captures": {`string.gsub("x", string.rep("(x)", 40), "y")`, "string.gsub: a pattern of 40 captures has more than 32"},
+		"gmatch":   {`for w in string.gmatch("x", string.rep("(", 5000)) do end`, "string.gmatch: a pattern of 5000 bytes"},
+	} {
+		if _, err := call(tt.body); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tt.want)
+		}
+	}
+	ok := `
+  local a, b = string.find("f(x)", "%(x%)")
+  local w = ("key=value"):match("(%w+)=(%w+)")
+  local n = select(2, string.gsub("a,b,c", "[(,]", ";"))
+  local plain = string.find(string.rep("(", 5000) .. "x", string.rep("(", 5000), 1, true)
+  local words = 0
+  for _ in string.gmatch("one two three", "%a+") do words = words + 1 end
+  obj.metadata.annotations.seen = a .. "," .. b .. "," .. w .. "," .. n .. "," .. plain .. "," .. words`
+	got, err := call(ok)
+	if err != nil {
+		t.Fatalf("ordinary patterns: %v", err)
+	}
+	if seen := got["metadata"].(map[string]any)["annotations"].(map[string]any)["seen"]; seen != "2,4,key,2,1,3" {
+		t.Errorf("ordinary patterns gave %q, want 2,4,key,2,1,3", seen)
+	}
+}

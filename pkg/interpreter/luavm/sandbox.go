@@ -145,4 +145,73 @@ func restrictString(l *lua.LState) {
 		l.Call(top, 1)
 		return 1
 	}))
+	for _, name := range []string{"find", "match", "gmatch", "gsub"} {
+		str.RawSetString(name, guardPattern(l, name, str.RawGetString(name).(*lua.LFunction)))
+	}
+}
+
+// Pattern bounds. gopher-lua's pattern parser recurses once per nested "(": a pattern of
+// millions of them, built by concatenation, overflowed the Go stack, a fatal error no
+// recover catches, and the restarted controller met the same binding and died again.
+// Lua itself allows 32 captures (LUA_MAXCAPTURES); Karmada's bundled scripts use patterns
+// of a few dozen bytes.
+const (
+	maxPatternLen      = 4096
+	maxPatternCaptures = 32
+)
+
+// guardPattern wraps string.<name> so that a pattern past the bounds fails the call with
+// a clear error before gopher-lua parses it. find with plain set takes no pattern.
+func guardPattern(l *lua.LState, name string, f *lua.LFunction) *lua.LFunction {
+	return l.NewFunction(func(l *lua.LState) int {
+		pattern := l.CheckString(2)
+		plain := name == "find" && lua.LVAsBool(l.Get(4))
+		if !plain {
+			if len(pattern) > maxPatternLen {
+				l.RaiseError("string.%s: a pattern of %d bytes is longer than %d", name, len(pattern), maxPatternLen)
+				return 0
+			}
+			if n := patternCaptures(pattern); n > maxPatternCaptures {
+				l.RaiseError("string.%s: a pattern of %d captures has more than %d", name, n, maxPatternCaptures)
+				return 0
+			}
+		}
+		top := l.GetTop()
+		l.Push(f)
+		for i := 1; i <= top; i++ {
+			l.Push(l.Get(i))
+		}
+		l.Call(top, lua.MultRet)
+		return l.GetTop() - top
+	})
+}
+
+// patternCaptures counts the captures a Lua pattern opens: "(" that is neither escaped
+// ("%(") nor inside a set ("[(]").
+func patternCaptures(pattern string) int {
+	n := 0
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '%':
+			i++
+		case '[':
+			// A set runs to the next "]" that is not its first character or escaped.
+			i++
+			if i < len(pattern) && pattern[i] == '^' {
+				i++
+			}
+			if i < len(pattern) && pattern[i] == ']' {
+				i++
+			}
+			for i < len(pattern) && pattern[i] != ']' {
+				if pattern[i] == '%' {
+					i++
+				}
+				i++
+			}
+		case '(':
+			n++
+		}
+	}
+	return n
 }
