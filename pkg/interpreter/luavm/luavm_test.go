@@ -441,3 +441,34 @@ end`, sample(), 2)
 		t.Errorf("ordinary patterns gave %q, want 2,4,key,2,1,3", seen)
 	}
 }
+
+// table.concat and string.format cannot build strings past the sandbox's bound in one
+// call; ordinary uses still work.
+func TestConcatAndFormatAreBounded(t *testing.T) {
+	p := NewPool(1, 0)
+	call := func(body string) (map[string]any, error) {
+		return p.ReviseReplica(context.Background(), `
+function ReviseReplica(obj, desiredReplica)
+`+body+`
+  obj.spec.replicas = desiredReplica
+  return obj
+end`, sample(), 2)
+	}
+	for name, tt := range map[string]struct{ body, want string }{
+		"concat":       {`local t = {} for i = 1, 3 do t[i] = string.rep("x", 1048576) end; table.concat(t)`, "table.concat would build a string longer than 1048576 bytes"},
+		"concat range": {`table.concat({}, "", 1, 1000000000)`, "table.concat would build a string longer than"},
+		"format width": {`string.format("%999999999d", 1)`, "string.format: a width or precision over 99"},
+		"format prec":  {`("%.1000f"):format(1)`, "string.format: a width or precision over 99"},
+	} {
+		if _, err := call(tt.body); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tt.want)
+		}
+	}
+	got, err := call(`obj.metadata.annotations.seen = table.concat({"a", 1, "b"}, "-") .. string.format("|%5.2f|%-3d|%%|%s", 1.5, 7, "x")`)
+	if err != nil {
+		t.Fatalf("ordinary uses: %v", err)
+	}
+	if seen := got["metadata"].(map[string]any)["annotations"].(map[string]any)["seen"]; seen != "a-1-b| 1.50|7  |%|x" {
+		t.Errorf("ordinary uses gave %q", seen)
+	}
+}

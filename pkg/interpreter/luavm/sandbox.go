@@ -148,6 +148,73 @@ func restrictString(l *lua.LState) {
 	for _, name := range []string{"find", "match", "gmatch", "gsub"} {
 		str.RawSetString(name, guardPattern(l, name, str.RawGetString(name).(*lua.LFunction)))
 	}
+	str.RawSetString("format", guardFormat(l, str.RawGetString("format").(*lua.LFunction)))
+	tab := l.GetGlobal(lua.TabLibName).(*lua.LTable)
+	tab.RawSetString("concat", guardConcat(l, tab.RawGetString("concat").(*lua.LFunction)))
+}
+
+// callThrough calls f with the calling function's arguments and returns its results.
+func callThrough(l *lua.LState, f *lua.LFunction) int {
+	top := l.GetTop()
+	l.Push(f)
+	for i := 1; i <= top; i++ {
+		l.Push(l.Get(i))
+	}
+	l.Call(top, lua.MultRet)
+	return l.GetTop() - top
+}
+
+// guardFormat refuses a width or precision over 99, as Lua does: gopher-lua hands them to
+// Go's fmt, so "%999999999d" would build a string of a GiB.
+func guardFormat(l *lua.LState, f *lua.LFunction) *lua.LFunction {
+	return l.NewFunction(func(l *lua.LState) int {
+		format := l.CheckString(1)
+		for i := 0; i < len(format); i++ {
+			if format[i] != '%' {
+				continue
+			}
+			digits := 0
+			for i++; i < len(format) && strings.IndexByte("-+ #0123456789.", format[i]) >= 0; i++ {
+				if format[i] >= '0' && format[i] <= '9' {
+					digits++
+					if digits > 2 {
+						l.RaiseError("string.format: a width or precision over 99 in %q", format)
+						return 0
+					}
+				} else {
+					digits = 0
+				}
+			}
+		}
+		return callThrough(l, f)
+	})
+}
+
+// guardConcat refuses to build a string over maxStringLen: table.concat of a thousand
+// 1 MiB strings grew the heap by a GiB in one call.
+func guardConcat(l *lua.LState, f *lua.LFunction) *lua.LFunction {
+	return l.NewFunction(func(l *lua.LState) int {
+		t := l.CheckTable(1)
+		sep := l.OptString(2, "")
+		first := l.OptInt(3, 1)
+		last := l.OptInt(4, t.Len())
+		total := 0
+		for i := first; i <= last; i++ {
+			if s, ok := t.RawGetInt(i).(lua.LString); ok {
+				total += len(s)
+			} else {
+				total += 24 // a number's digits at most
+			}
+			if i > first {
+				total += len(sep)
+			}
+			if total > maxStringLen {
+				l.RaiseError("table.concat would build a string longer than %d bytes", maxStringLen)
+				return 0
+			}
+		}
+		return callThrough(l, f)
+	})
 }
 
 // Pattern bounds. gopher-lua's pattern parser recurses once per nested "(": a pattern of
@@ -176,13 +243,7 @@ func guardPattern(l *lua.LState, name string, f *lua.LFunction) *lua.LFunction {
 				return 0
 			}
 		}
-		top := l.GetTop()
-		l.Push(f)
-		for i := 1; i <= top; i++ {
-			l.Push(l.Get(i))
-		}
-		l.Call(top, lua.MultRet)
-		return l.GetTop() - top
+		return callThrough(l, f)
 	})
 }
 
