@@ -173,6 +173,8 @@ func run(ctx context.Context, o options) error {
 	for sig, cs := range classCases {
 		rep.Classes[sig] = len(cs)
 	}
+	// Written before shrinking too, which can take long, and again with the minimal cases.
+	rep.Took = time.Since(start).Round(time.Second).String()
 	if err := writeReport(o.out, rep, all, stored, karmadaAll, oursAll); err != nil {
 		return err
 	}
