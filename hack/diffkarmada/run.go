@@ -148,11 +148,16 @@ func (r *runner) create(ctx context.Context, cases []*Case) (map[int]*unstructur
 	return stored, nil
 }
 
+// emptyGrace is how long a controller that writes no Work at all is given: a batch of one
+// case whose every cluster fails (as when shrinking) leaves none, and no change to wait for.
+const emptyGrace = 15 * time.Second
+
 // settled waits until the Works have stopped changing for r.settle, and returns them.
 func (r *runner) settled(ctx context.Context) (Works, error) {
-	deadline := time.Now().Add(3 * time.Minute)
+	begin := time.Now()
+	deadline := begin.Add(3 * time.Minute)
 	var last string
-	stableSince := time.Now()
+	stableSince := begin
 	for {
 		list := &workv1alpha1.WorkList{}
 		if err := r.plane.Client.List(ctx, list); err != nil {
@@ -163,10 +168,10 @@ func (r *runner) settled(ctx context.Context) (Works, error) {
 			versions = append(versions, w.Namespace+"/"+w.Name+"@"+w.ResourceVersion)
 		}
 		now := strings.Join(versions, ",")
-		if now != last || len(list.Items) == 0 {
+		if now != last {
 			last, stableSince = now, time.Now()
 		}
-		if len(list.Items) > 0 && time.Since(stableSince) >= r.settle {
+		if time.Since(stableSince) >= r.settle && (len(list.Items) > 0 || time.Since(begin) >= emptyGrace) {
 			return normalizeWorks(list.Items)
 		}
 		if time.Now().After(deadline) {
