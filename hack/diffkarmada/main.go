@@ -194,7 +194,9 @@ func run(ctx context.Context, o options) error {
 				return fmt.Errorf("shrinking %q: %w", sig, err)
 			}
 			dir := filepath.Join(o.out, "minimal", fmt.Sprintf("class-%d", n+1))
-			if err := writeMinimal(ctx, r, c, sig, dir); err != nil {
+			// Fresh names: the namespace a case ran in stays terminating (no namespace
+			// controller runs here).
+			if err := writeMinimal(ctx, r, restamp(c, next()), sig, dir); err != nil {
 				return err
 			}
 			rep.Minimal[sig] = filepath.Base(dir)
