@@ -406,15 +406,7 @@ end`
 // fatal error that ended the process. Patterns past the bounds fail their call instead,
 // and ordinary patterns still match.
 func TestPatternsPastTheBoundsFailTheCallNotTheProcess(t *testing.T) {
-	p := NewPool(1, 0)
-	call := func(body string) (map[string]any, error) {
-		return p.ReviseReplica(context.Background(), `
-function ReviseReplica(obj, desiredReplica)
-`+body+`
-  obj.spec.replicas = desiredReplica
-  return obj
-end`, sample(), 2)
-	}
+	call := reviseWithBody(NewPool(1, 0))
 	for name, tt := range map[string]struct{ body, want string }{
 		"nested":   {`local s = string.rep("(", 1000000); string.find("x", s)`, "string.find: a pattern of 1000000 bytes is longer than 4096"},
 		"built":    {`local s = "" for i = 1, 5000 do s = s .. "(" end; ("x"):match(s)`, "string.match: a pattern of 5000 bytes is longer than 4096"},
@@ -445,15 +437,7 @@ end`, sample(), 2)
 // table.concat and string.format cannot build strings past the sandbox's bound in one
 // call; ordinary uses still work.
 func TestConcatAndFormatAreBounded(t *testing.T) {
-	p := NewPool(1, 0)
-	call := func(body string) (map[string]any, error) {
-		return p.ReviseReplica(context.Background(), `
-function ReviseReplica(obj, desiredReplica)
-`+body+`
-  obj.spec.replicas = desiredReplica
-  return obj
-end`, sample(), 2)
-	}
+	call := reviseWithBody(NewPool(1, 0))
 	for name, tt := range map[string]struct{ body, want string }{
 		"concat":       {`local t = {} for i = 1, 3 do t[i] = string.rep("x", 1048576) end; table.concat(t)`, "table.concat would build a string longer than 1048576 bytes"},
 		"concat range": {`table.concat({}, "", 1, 1000000000)`, "table.concat would build a string longer than"},
@@ -470,5 +454,18 @@ end`, sample(), 2)
 	}
 	if seen := got["metadata"].(map[string]any)["annotations"].(map[string]any)["seen"]; seen != "a-1-b| 1.50|7  |%|x" {
 		t.Errorf("ordinary uses gave %q", seen)
+	}
+}
+
+// reviseWithBody returns a call of ReviseReplica with body run before it sets the replicas
+// (to 2) of sample().
+func reviseWithBody(p *Pool) func(body string) (map[string]any, error) {
+	return func(body string) (map[string]any, error) {
+		return p.ReviseReplica(context.Background(), `
+function ReviseReplica(obj, desiredReplica)
+`+body+`
+  obj.spec.replicas = desiredReplica
+  return obj
+end`, sample(), 2)
 	}
 }
