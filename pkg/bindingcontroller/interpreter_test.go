@@ -164,13 +164,23 @@ end`))
 	}
 }
 
-// A script past its time limit is retried: on a busy process a slow script may finish
-// next time.
-func TestAScriptPastItsTimeLimitIsRetried(t *testing.T) {
+// A script past one of the sandbox's bounds (here ten million instructions) fails the
+// same way on every run: the binding is parked, as for a broken script, not retried, and
+// its condition names the customization and the bound.
+func TestAScriptPastItsBoundsIsParked(t *testing.T) {
 	h := newInterpreterHarness(t, queueTemplate(), queueBinding(),
 		queueCustomization("queue-replicas", `function ReviseReplica(obj, n) while true do end end`))
-	if _, err := h.reconcile(t); err == nil || !strings.Contains(err.Error(), "time limit") {
-		t.Fatalf("err %v, want the time limit returned for a retry", err)
+	if res, err := h.reconcile(t); err != nil || !res.IsZero() {
+		t.Fatalf("result %+v, err %v; want the binding parked (no error, no requeue)", res, err)
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := h.client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "jobs-queue"}, rb); err != nil {
+		t.Fatal(err)
+	}
+	cond := meta.FindStatusCondition(rb.Status.Conditions, workv1alpha2.ConditionWorksSynced)
+	if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, `ResourceInterpreterCustomization "queue-replicas"`) ||
+		!strings.Contains(cond.Message, "it ran more than 10000000 instructions") {
+		t.Errorf("WorksSynced condition %+v, want it to name the customization and the bound", cond)
 	}
 }
 

@@ -21,8 +21,8 @@ type Error struct {
 	Object  string
 	Cluster string
 	Err     error
-	// transient is a failure that a retry may not meet again: a script's time limit on a
-	// busy process, a customization that could not be read, any webhook failure.
+	// transient is a failure that a retry may not meet again: a customization that could
+	// not be read, any webhook failure.
 	transient bool
 }
 
@@ -35,9 +35,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // FailureReason is Reason.
 func (e *Error) FailureReason() string { return Reason }
 
-// Transient tells whether a retry may succeed with the same inputs. A script that fails
-// otherwise (a syntax error, error(), a wrong result) fails the same way until the
-// customization or the resource changes, and either change syncs the binding again.
+// Transient tells whether a retry may succeed with the same inputs: only the clock's
+// limits (a busy process) are. A script that fails otherwise (a syntax error, error(), a
+// wrong result, one of the sandbox's bounds, which count the same on every run) fails the
+// same way until the customization or the resource changes, and either change syncs the
+// binding again.
 func (e *Error) Transient() bool {
-	return e.transient || errors.Is(e.Err, luavm.ErrTimeout)
+	return e.transient || errors.Is(e.Err, luavm.ErrTimeout) || errors.Is(e.Err, luavm.ErrAbandoned)
 }

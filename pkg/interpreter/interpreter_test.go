@@ -318,3 +318,32 @@ func TestOneSyncListsAKindsCustomizationsOnce(t *testing.T) {
 		t.Errorf("a new sync listed Queue's customizations %d times in all, want 3", lists["Queue"])
 	}
 }
+
+// A script past one of the sandbox's bounds fails as a broken script does: parked until
+// its customization or the template changes, not retried as a timeout would be.
+func TestAScriptPastItsBoundsIsParkedLikeABrokenScript(t *testing.T) {
+	for name, body := range map[string]string{
+		"endless loop":     `while true do end`,
+		"doubling":         `local s = "x" while true do s = s .. s end`,
+		"backtracking":     `string.find(string.rep("a", 400), ".-.-.-b")`,
+		"tables of tables": `local t = {} while true do t[#t + 1] = {} end`,
+	} {
+		hostile := listerFunc(func(schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
+			return []configv1alpha1.ResourceInterpreterCustomization{
+				customization("hostile", "example.io/v1", "Queue", "function ReviseReplica(obj, n) "+body+" end"),
+			}, nil
+		})
+		in := interpreter.New(interpreter.Options{Customizations: hostile})
+		_, _, err := in.ReviseReplica(context.Background(), object("example.io/v1", "Queue", 9), 4, "member1")
+		var ie *interpreter.Error
+		if !errors.As(err, &ie) {
+			t.Fatalf("%s: error %v is not an interpreter.Error", name, err)
+		}
+		if !strings.Contains(err.Error(), `ResourceInterpreterCustomization "hostile"`) || !strings.Contains(err.Error(), "went past its bounds") {
+			t.Errorf("%s: error %q should name the customization and the bound", name, err)
+		}
+		if ie.FailureReason() != "InterpreterFailed" || ie.Transient() {
+			t.Errorf("%s: reason %s transient %v, want InterpreterFailed and not transient", name, ie.FailureReason(), ie.Transient())
+		}
+	}
+}

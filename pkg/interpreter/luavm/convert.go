@@ -75,7 +75,15 @@ func toLuaDepth(l *lua.LState, v any, depth int) (lua.LValue, error) {
 // searched only when the result has an empty table, which most objects have few of.
 type shapes struct {
 	refs []any
+	// values counts the values converted back from Lua, against maxResultValues.
+	values int
 }
+
+// maxResultValues bounds the values of an object a script returns. A table may hold the
+// same table many times, and each place is a value of its own in the object:
+// a = {} for i = 1, 60 do a = {a, a} end returns 2^60 of them from 120 instructions. An
+// object of a million values is several MiB of JSON, past what the API server stores.
+const maxResultValues = 1 << 20
 
 func newShapes(refs ...any) *shapes { return &shapes{refs: refs} }
 
@@ -151,6 +159,9 @@ func fromLua(v lua.LValue, s *shapes) (any, error) {
 func fromLuaAt(v lua.LValue, s *shapes, path []string, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("value nested deeper than %d levels (does a table contain itself?)", maxDepth)
+	}
+	if s.values++; s.values > maxResultValues {
+		return nil, fmt.Errorf("the result holds more than %d values", maxResultValues)
 	}
 	switch x := v.(type) {
 	case *lua.LNilType:

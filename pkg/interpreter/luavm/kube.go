@@ -210,10 +210,13 @@ func getPodDependencies(l *lua.LState) int {
 
 func podTemplateArg(l *lua.LState, i int) *corev1.PodTemplateSpec {
 	t := l.CheckTable(i)
-	v, err := fromLua(t, newShapes())
+	shapes := newShapes()
+	v, err := fromLua(t, shapes)
 	if err != nil {
 		l.ArgError(i, err.Error())
 	}
+	// A value's trip through JSON and the pod types costs about fifty matcher steps.
+	chargeSteps(l, "kube", shapes.values*50)
 	raw, err := json.Marshal(v)
 	if err != nil {
 		l.ArgError(i, err.Error())

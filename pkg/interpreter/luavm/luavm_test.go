@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -99,15 +100,26 @@ func TestFailingScripts(t *testing.T) {
 	}
 }
 
-func TestAnEndlessLoopStopsAtTheTimeLimit(t *testing.T) {
+// An endless loop meets the instruction bound, the same on every run: the script's fault.
+func TestAnEndlessLoopStopsAtTheInstructionBound(t *testing.T) {
 	p := NewPool(1, 0)
 	_, err := p.ReviseReplica(context.Background(), `function ReviseReplica(obj, n) while true do end end`, sample(), 3)
-	if !errors.Is(err, ErrTimeout) {
-		t.Fatalf("error = %v, want ErrTimeout", err)
+	if !errors.Is(err, ErrBudget) || errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "it ran more than 10000000 instructions") {
+		t.Fatalf("error = %v, want ErrBudget naming the instruction bound", err)
 	}
-	// The state that timed out is not reused, and the pool still serves calls.
+	// The state that failed is not reused, and the pool still serves calls.
 	if _, err := p.ReviseReplica(context.Background(), reviseSpecReplicas, sample(), 3); err != nil {
-		t.Fatalf("after a timeout: %v", err)
+		t.Fatalf("after a failed call: %v", err)
+	}
+}
+
+// A call the clock stops before any bound does (a machine too busy to run it) ends with
+// ErrTimeout, which a retry may not meet again.
+func TestACallPastItsDeadlineIsATimeout(t *testing.T) {
+	p := NewPool(1, time.Millisecond)
+	_, err := p.ReviseReplica(context.Background(), `function ReviseReplica(obj, n) while true do end end`, sample(), 3)
+	if !errors.Is(err, ErrTimeout) || errors.Is(err, ErrBudget) {
+		t.Fatalf("error = %v, want ErrTimeout", err)
 	}
 }
 

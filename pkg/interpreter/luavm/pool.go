@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -19,15 +20,18 @@ const DefaultTimeout = time.Second
 var ErrTimeout = errors.New("the script ran past its time limit")
 
 // Pool runs scripts on at most Size Lua states at once. A state is reused only after a
-// call that succeeded: a failed call (an error, a timeout) may leave it half-way through,
-// so it is closed and a fresh one made when needed.
+// call that succeeded and changed nothing shared: a failed call (an error, a timeout) may
+// leave it half-way through, so it is closed and a fresh one made when needed.
 type Pool struct {
 	timeout time.Duration
 	slots   chan struct{}
 
 	mu     sync.Mutex
 	idle   []*state
-	protos map[string]*lua.FunctionProto
+	protos map[string]compiled
+
+	// abandoned counts calls left running past their deadline (ErrAbandoned).
+	abandoned atomic.Int64
 }
 
 // maxCachedScripts bounds the compiled-script cache; customizations are few, and a full
@@ -43,12 +47,17 @@ func NewPool(size int, timeout time.Duration) *Pool {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &Pool{timeout: timeout, slots: make(chan struct{}, size), protos: map[string]*lua.FunctionProto{}}
+	return &Pool{timeout: timeout, slots: make(chan struct{}, size), protos: map[string]compiled{}}
 }
 
-// A state is a pooled Lua state and what its shared tables held when it was made.
+// A state is a pooled Lua state, the goroutine its calls run on, and what its shared
+// tables held when it was made. Calls run on a goroutine of the state's own so that a
+// caller can leave a call that outlives its deadline; the goroutine lives as long as the
+// state, so that its stack, grown by the first call, serves the next (a goroutine per call
+// cost more than the call).
 type state struct {
 	l        *lua.LState
+	work     chan func()
 	pristine []pristineTable
 	// added is set when a script adds a key to a shared table (their __newindex).
 	added bool
@@ -82,7 +91,12 @@ func newPooledState() (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &state{l: l}
+	s := &state{l: l, work: make(chan func())}
+	go func() {
+		for f := range s.work {
+			f()
+		}
+	}()
 	noteAdded := l.NewFunction(func(l *lua.LState) int {
 		s.added = true
 		l.CheckTable(1).RawSet(l.Get(2), l.Get(3))
@@ -122,46 +136,141 @@ func (s *state) untouched() bool {
 	return true
 }
 
-// Call runs script, then calls its global function fn with args (JSON-shaped Go values)
-// and returns fn's single result, still a Lua value, to convert, which is called with the
-// state before it goes back to the pool.
-func (p *Pool) call(ctx context.Context, script, fn string, args []any, convert func(lua.LValue) error) error {
+// abandonAfter is how long past its deadline a call is waited for. Every step of a call
+// is bounded (budget.go), so a call ends soon after its deadline; should one not, its
+// caller and its pool slot go on without it, and its state is closed when it ends.
+const abandonAfter = 200 * time.Millisecond
+
+// ErrAbandoned says a call was left running past its deadline.
+var ErrAbandoned = errors.New("the script did not stop at its time limit and was abandoned")
+
+// callResult is what a call's goroutine hands back.
+type callResult struct {
+	v   any
+	err error
+}
+
+// call runs script, then calls its global function fn with args (JSON-shaped Go values)
+// and returns what convert makes of fn's single result. The call runs on a goroutine of
+// its own, within its budget, so that its caller waits at most the time limit and a bit.
+func (p *Pool) call(ctx context.Context, script, fn string, args []any, convert func(lua.LValue) (any, error)) (any, error) {
 	proto, err := p.compile(script)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for a Lua state: %w", ctx.Err())
+	if err := p.waitForSlot(ctx); err != nil {
+		return nil, err
 	}
 	defer func() { <-p.slots }()
 	s, err := p.take()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l := s.l
-	callCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	err = run(callCtx, l, proto, fn, args, convert)
+	b := newBudget(ctx, s.l, time.Now().Add(p.timeout))
+	c := &callerInputs{}
+	done := make(chan callResult, 1)
+	s.work <- func() {
+		v, err := run(b, s.l, proto, fn, args, c, convert)
+		done <- callResult{v, p.settle(s, b, err)}
+	}
+	abandon := time.NewTimer(p.timeout + abandonAfter)
+	defer abandon.Stop()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-abandon.C:
+		c.leave()
+		p.abandoned.Add(1)
+		return nil, fmt.Errorf("%w (%s)", ErrAbandoned, p.timeout)
+	}
+}
+
+// callerInputs guards what a call reads of its caller's values (the arguments, and the
+// input object that convert consults): once the caller has left, an abandoned call must
+// not read them while the caller may change them.
+type callerInputs struct {
+	mu   sync.Mutex
+	left bool
+}
+
+// use runs f unless the caller has left.
+func (c *callerInputs) use(f func() error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.left {
+		return ErrAbandoned
+	}
+	return f()
+}
+
+func (c *callerInputs) leave() {
+	c.mu.Lock()
+	c.left = true
+	c.mu.Unlock()
+}
+
+// waitForSlot takes a slot, waiting at most one call's time: no call holds its slot
+// longer.
+func (p *Pool) waitForSlot(ctx context.Context) error {
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	wait := time.NewTimer(p.timeout)
+	defer wait.Stop()
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a Lua state: %w", ctx.Err())
+	case <-wait.C:
+		return fmt.Errorf("%w: no Lua state was free within %s", ErrTimeout, p.timeout)
+	}
+}
+
+// settle returns the state to the pool or closes it, and says what ended a failed call: a
+// bound of the budget (the script's doing, met again on every run) or the deadline.
+func (p *Pool) settle(s *state, b *budget, err error) error {
+	s.l.RemoveContext()
 	if err != nil {
-		if errors.Is(callCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-			err = fmt.Errorf("%w (%s)", ErrTimeout, p.timeout)
+		s.close()
+		switch {
+		case errors.Is(b.err, ErrBudget):
+			return boundError{err: shorten(err)}
+		case errors.Is(b.err, context.DeadlineExceeded):
+			return fmt.Errorf("%w (%s)", ErrTimeout, p.timeout)
 		}
-		l.Close()
-		return err
+		return shorten(err)
 	}
-	l.RemoveContext()
 	if !s.untouched() {
-		l.Close()
+		s.close()
 		return nil
 	}
 	p.give(s)
 	return nil
 }
 
-func run(ctx context.Context, l *lua.LState, proto *lua.FunctionProto, fn string, args []any, convert func(lua.LValue) error) error {
-	l.SetContext(ctx)
+// boundError is a call that went past a bound of its budget; its text is the script's
+// error, which names the bound.
+type boundError struct{ err error }
+
+func (e boundError) Error() string   { return e.err.Error() }
+func (e boundError) Unwrap() []error { return []error{e.err, ErrBudget} }
+
+// maxErrorBytes bounds a script's error text, which ends up in events and conditions: a
+// script can raise an error of a MiB.
+const maxErrorBytes = 1024
+
+func shorten(err error) error {
+	if msg := err.Error(); len(msg) > maxErrorBytes {
+		return errors.New(msg[:maxErrorBytes] + "...")
+	}
+	return err
+}
+
+func run(b *budget, l *lua.LState, proto *lua.FunctionProto, fn string, args []any, c *callerInputs, convert func(lua.LValue) (any, error)) (any, error) {
+	l.SetContext(b)
 	// Each call gets its own global table, reading through to the libraries, so what
 	// one script defines is not seen by the next script on this state.
 	// NewTable would reserve room for 32 entries in each; a script defines a function or two.
@@ -174,50 +283,86 @@ func run(ctx context.Context, l *lua.LState, proto *lua.FunctionProto, fn string
 	chunk.Env = env
 	l.Push(chunk)
 	if err := l.PCall(0, 0, nil); err != nil {
-		return fmt.Errorf("running the script: %w", err)
+		return nil, fmt.Errorf("running the script: %w", err)
 	}
 	f := env.RawGetString(fn)
 	if f.Type() != lua.LTFunction {
-		return fmt.Errorf("the script defines no function %s (found %s)", fn, f.Type())
+		return nil, fmt.Errorf("the script defines no function %s (found %s)", fn, f.Type())
 	}
 	largs := make([]lua.LValue, len(args))
-	for i, a := range args {
-		v, err := toLua(l, a)
-		if err != nil {
-			return fmt.Errorf("passing argument %d to %s: %w", i+1, fn, err)
+	err := c.use(func() error {
+		for i, a := range args {
+			v, err := toLua(l, a)
+			if err != nil {
+				return fmt.Errorf("passing argument %d to %s: %w", i+1, fn, err)
+			}
+			largs[i] = v
 		}
-		largs[i] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := l.CallByParam(lua.P{Fn: f, NRet: 1, Protect: true}, largs...); err != nil {
-		return fmt.Errorf("calling %s: %w", fn, err)
+		return nil, fmt.Errorf("calling %s: %w", fn, err)
 	}
 	ret := l.Get(-1)
 	l.Pop(l.GetTop())
-	return convert(ret)
+	var v any
+	err = c.use(func() error {
+		var err error
+		v, err = convert(ret)
+		return err
+	})
+	return v, err
+}
+
+// compiled is a script's compiled form, or why it has none; failures are kept too, so a
+// script that cannot compile is parsed once, not on every call.
+type compiled struct {
+	proto *lua.FunctionProto
+	err   error
 }
 
 func (p *Pool) compile(script string) (*lua.FunctionProto, error) {
 	p.mu.Lock()
-	proto, ok := p.protos[script]
+	c, ok := p.protos[script]
 	p.mu.Unlock()
 	if ok {
-		return proto, nil
+		return c.proto, c.err
+	}
+	c.proto, c.err = compileScript(script)
+	p.mu.Lock()
+	if len(p.protos) >= maxCachedScripts {
+		p.protos = map[string]compiled{}
+	}
+	p.protos[script] = c
+	p.mu.Unlock()
+	return c.proto, c.err
+}
+
+func compileScript(script string) (*lua.FunctionProto, error) {
+	if len(script) > maxScriptBytes {
+		return nil, fmt.Errorf("the script is %d bytes, longer than %d", len(script), maxScriptBytes)
 	}
 	chunk, err := parse.Parse(strings.NewReader(script), "script")
 	if err != nil {
-		return nil, fmt.Errorf("syntax error: %w", err)
+		return nil, fmt.Errorf("syntax error: %w", shorten(err))
 	}
-	proto, err = lua.Compile(chunk, "script")
+	if err := checkSyntaxDepth(chunk); err != nil {
+		return nil, err
+	}
+	proto, err := lua.Compile(chunk, "script")
 	if err != nil {
-		return nil, fmt.Errorf("compiling the script: %w", err)
+		return nil, fmt.Errorf("compiling the script: %w", shorten(err))
 	}
-	p.mu.Lock()
-	if len(p.protos) >= maxCachedScripts {
-		p.protos = map[string]*lua.FunctionProto{}
-	}
-	p.protos[script] = proto
-	p.mu.Unlock()
 	return proto, nil
+}
+
+// close closes the Lua state and ends its goroutine; it runs on that goroutine.
+func (s *state) close() {
+	s.l.Close()
+	close(s.work)
 }
 
 func (p *Pool) take() (*state, error) {

@@ -11,22 +11,23 @@ import (
 // the object it returns, built afresh from the script's result. Empty objects and arrays
 // of the result are those of obj.
 func (p *Pool) ReviseReplica(ctx context.Context, script string, obj map[string]any, replicas int64) (map[string]any, error) {
-	var revised map[string]any
-	err := p.call(ctx, script, "ReviseReplica", []any{obj, replicas}, func(ret lua.LValue) error {
+	v, err := p.call(ctx, script, "ReviseReplica", []any{obj, replicas}, func(ret lua.LValue) (any, error) {
 		t, ok := ret.(*lua.LTable)
 		if !ok {
-			return fmt.Errorf("ReviseReplica returned %s, want the revised object (a table)", ret.Type())
+			return nil, fmt.Errorf("ReviseReplica returned %s, want the revised object (a table)", ret.Type())
 		}
 		v, err := fromLua(t, newShapes(obj))
 		if err != nil {
-			return fmt.Errorf("reading the object ReviseReplica returned: %w", err)
+			return nil, fmt.Errorf("reading the object ReviseReplica returned: %w", err)
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Errorf("ReviseReplica returned an array, want the revised object")
+			return nil, fmt.Errorf("ReviseReplica returned an array, want the revised object")
 		}
-		revised = m
-		return nil
+		return m, nil
 	})
-	return revised, err
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]any), nil
 }

@@ -22,10 +22,6 @@ var removedBaseFunctions = []string{
 	"_printregs",
 }
 
-// maxStringLen bounds strings built by string.rep, so one call cannot take the process's
-// memory before the call's deadline stops it.
-const maxStringLen = 1 << 20
-
 // newState returns a Lua state with only the sandbox's libraries.
 func newState() (*lua.LState, error) {
 	l := lua.NewState(lua.Options{
@@ -55,7 +51,7 @@ func newState() (*lua.LState, error) {
 	}
 	l.SetGlobal("print", l.NewFunction(printToLog))
 	restrictOs(l)
-	restrictString(l)
+	openStringFunctions(l)
 	kube := newKubeModule(l)
 	// Also kept where no script reaches, for the check that no call changed it (untouched).
 	l.G.Registry.RawSetString(kubeRegistryKey, kube)
@@ -123,156 +119,4 @@ func restrictOs(l *lua.LState) {
 		safe.RawSetString(name, full.RawGetString(name))
 	}
 	l.SetGlobal(lua.OsLibName, safe)
-}
-
-// restrictString bounds string.rep and drops string.dump.
-func restrictString(l *lua.LState) {
-	str := l.GetGlobal(lua.StringLibName).(*lua.LTable)
-	str.RawSetString("dump", l.NewFunction(notAvailable("string.dump")))
-	rep := str.RawGetString("rep").(*lua.LFunction)
-	str.RawSetString("rep", l.NewFunction(func(l *lua.LState) int {
-		s := l.CheckString(1)
-		n := l.CheckInt(2)
-		if n > 0 && len(s) > 0 && n > maxStringLen/len(s) {
-			l.RaiseError("string.rep would build a string longer than %d bytes", maxStringLen)
-			return 0
-		}
-		top := l.GetTop()
-		l.Push(rep)
-		for i := 1; i <= top; i++ {
-			l.Push(l.Get(i))
-		}
-		l.Call(top, 1)
-		return 1
-	}))
-	for _, name := range []string{"find", "match", "gmatch", "gsub"} {
-		str.RawSetString(name, guardPattern(l, name, str.RawGetString(name).(*lua.LFunction)))
-	}
-	str.RawSetString("format", guardFormat(l, str.RawGetString("format").(*lua.LFunction)))
-	tab := l.GetGlobal(lua.TabLibName).(*lua.LTable)
-	tab.RawSetString("concat", guardConcat(l, tab.RawGetString("concat").(*lua.LFunction)))
-}
-
-// callThrough calls f with the calling function's arguments and returns its results.
-func callThrough(l *lua.LState, f *lua.LFunction) int {
-	top := l.GetTop()
-	l.Push(f)
-	for i := 1; i <= top; i++ {
-		l.Push(l.Get(i))
-	}
-	l.Call(top, lua.MultRet)
-	return l.GetTop() - top
-}
-
-// guardFormat refuses a width or precision over 99, as Lua does: gopher-lua hands them to
-// Go's fmt, so "%999999999d" would build a string of a GiB.
-func guardFormat(l *lua.LState, f *lua.LFunction) *lua.LFunction {
-	return l.NewFunction(func(l *lua.LState) int {
-		format := l.CheckString(1)
-		for i := 0; i < len(format); i++ {
-			if format[i] != '%' {
-				continue
-			}
-			digits := 0
-			for i++; i < len(format) && strings.IndexByte("-+ #0123456789.", format[i]) >= 0; i++ {
-				if format[i] >= '0' && format[i] <= '9' {
-					digits++
-					if digits > 2 {
-						l.RaiseError("string.format: a width or precision over 99 in %q", format)
-						return 0
-					}
-				} else {
-					digits = 0
-				}
-			}
-		}
-		return callThrough(l, f)
-	})
-}
-
-// guardConcat refuses to build a string over maxStringLen: table.concat of a thousand
-// 1 MiB strings grew the heap by a GiB in one call.
-func guardConcat(l *lua.LState, f *lua.LFunction) *lua.LFunction {
-	return l.NewFunction(func(l *lua.LState) int {
-		t := l.CheckTable(1)
-		sep := l.OptString(2, "")
-		first := l.OptInt(3, 1)
-		last := l.OptInt(4, t.Len())
-		total := 0
-		for i := first; i <= last; i++ {
-			if s, ok := t.RawGetInt(i).(lua.LString); ok {
-				total += len(s)
-			} else {
-				total += 24 // a number's digits at most
-			}
-			if i > first {
-				total += len(sep)
-			}
-			if total > maxStringLen {
-				l.RaiseError("table.concat would build a string longer than %d bytes", maxStringLen)
-				return 0
-			}
-		}
-		return callThrough(l, f)
-	})
-}
-
-// Pattern bounds. gopher-lua's pattern parser recurses once per nested "(": a pattern of
-// millions of them, built by concatenation, overflowed the Go stack, a fatal error no
-// recover catches, and the restarted controller met the same binding and died again.
-// Lua itself allows 32 captures (LUA_MAXCAPTURES); Karmada's bundled scripts use patterns
-// of a few dozen bytes.
-const (
-	maxPatternLen      = 4096
-	maxPatternCaptures = 32
-)
-
-// guardPattern wraps string.<name> so that a pattern past the bounds fails the call with
-// a clear error before gopher-lua parses it. find with plain set takes no pattern.
-func guardPattern(l *lua.LState, name string, f *lua.LFunction) *lua.LFunction {
-	return l.NewFunction(func(l *lua.LState) int {
-		pattern := l.CheckString(2)
-		plain := name == "find" && lua.LVAsBool(l.Get(4))
-		if !plain {
-			if len(pattern) > maxPatternLen {
-				l.RaiseError("string.%s: a pattern of %d bytes is longer than %d", name, len(pattern), maxPatternLen)
-				return 0
-			}
-			if n := patternCaptures(pattern); n > maxPatternCaptures {
-				l.RaiseError("string.%s: a pattern of %d captures has more than %d", name, n, maxPatternCaptures)
-				return 0
-			}
-		}
-		return callThrough(l, f)
-	})
-}
-
-// patternCaptures counts the captures a Lua pattern opens: "(" that is neither escaped
-// ("%(") nor inside a set ("[(]").
-func patternCaptures(pattern string) int {
-	n := 0
-	for i := 0; i < len(pattern); i++ {
-		switch pattern[i] {
-		case '%':
-			i++
-		case '[':
-			// A set runs to the next "]" that is not its first character or escaped.
-			i++
-			if i < len(pattern) && pattern[i] == '^' {
-				i++
-			}
-			if i < len(pattern) && pattern[i] == ']' {
-				i++
-			}
-			for i < len(pattern) && pattern[i] != ']' {
-				if pattern[i] == '%' {
-					i++
-				}
-				i++
-			}
-		case '(':
-			n++
-		}
-	}
-	return n
 }
