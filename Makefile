@@ -106,5 +106,12 @@ diff-karmada: envtest build ## Differential fuzzer: Karmada's binding controller
 ##@ Test
 
 .PHONY: test
-test: envtest build ## Run every unit, integration and e2e test (real kube-apiserver + etcd).
+test: envtest build ## Run every unit, integration and e2e test (real kube-apiserver + etcd), then fuzz the Lua sandbox for FUZZ_TIME.
 	go test $(GO_TEST_FLAGS) ./... $(GINKGO_FLAGS)
+	$(MAKE) fuzz
+
+FUZZ_TIME ?= 30s
+
+.PHONY: fuzz
+fuzz: ## Fuzz the Lua sandbox's library for FUZZ_TIME (no call past 1.5 s or 512 MiB, no panic); new finds go to Go's fuzz cache, failures to pkg/interpreter/luavm/testdata/fuzz.
+	go test ./pkg/interpreter/luavm -run '^$$' -fuzz '^FuzzLibraryCalls$$' -fuzztime $(FUZZ_TIME)
