@@ -36,7 +36,9 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	env, cfg, err := envtestutil.Start(envtestutil.ProjectCRDDir())
+	env, cfg, err := envtestutil.Start(envtestutil.ProjectCRDDir(),
+		filepath.Join(envtestutil.RepoRoot(), "test", "testdata", "workload-crds"),
+		filepath.Join(envtestutil.RepoRoot(), "test", "e2e", "testdata", "hostile-crds"))
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(env.Stop)
 	var cancel context.CancelFunc
