@@ -18,16 +18,21 @@ const (
 	// reached only on a machine too busy to run them.
 	maxInstructions = 10_000_000
 	// maxSteps bounds the work of library functions that run in Go, over all of a
-	// call's find, match, gmatch, gsub (a step of the pattern matcher), table.sort (a
-	// comparison) and kube functions (fifty per value of a pod template): ".-.-.-b" over
-	// 400 characters needs about 10^7 steps per start position. Ten million steps take
-	// about 0.1 s here.
+	// call's find, match, gmatch, gsub (a step of the pattern matcher; a plain find, one
+	// per 64 bytes searched), table.sort (a comparison), string.byte, unpack,
+	// table.insert and table.remove (a value pushed or moved), "#" of a table the call
+	// filled (its length), and kube functions (fifty per value of a pod template):
+	// ".-.-.-b" over 400 characters needs about 10^7 steps per start position. Ten
+	// million steps take about 0.1 s here.
 	maxSteps = 10_000_000
 	// maxCallMemory bounds the bytes of strings and tables a call builds.
 	maxCallMemory = 64 << 20
 	// maxStringLen bounds any one string a call builds, by "..", string.rep, gsub,
 	// format or table.concat.
 	maxStringLen = 1 << 20
+	// checkClockEvery is how many instructions pass between looks at the clock (a
+	// look costs about 30 ns).
+	checkClockEvery = 256
 	// What a table costs against maxCallMemory: a new table, and each field stored.
 	tableBytes = 64
 	fieldBytes = 16
@@ -49,8 +54,10 @@ type budget struct {
 	steps        int
 	memory       int
 	err          error
-	// arrays is the highest integer key charged per table (chargeIndex).
+	// arrays is the highest integer key charged per table (chargeIndex); holes, the
+	// tables whose arrays may hold nils.
 	arrays map[*lua.LTable]int
+	holes  map[*lua.LTable]bool
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -82,7 +89,7 @@ func (b *budget) Done() <-chan struct{} {
 		return closed
 	}
 	b.instructions++
-	if b.instructions%checkEvery == 0 && b.pastDeadline() {
+	if b.instructions%checkClockEvery == 0 && b.pastDeadline() {
 		return closed
 	}
 	if b.instructions > maxInstructions {
@@ -132,6 +139,9 @@ func (b *budget) chargeInstruction(inst uint32, proto *lua.FunctionProto) error 
 		return b.charge(tableBytes + (argB(inst)+argC(inst))*fieldBytes)
 	case lua.OP_SETTABLE:
 		if t, ok := register(b.l, argA(inst)).(*lua.LTable); ok {
+			if registerOrConstant(b.l, proto, argC(inst)) == lua.LNil {
+				b.noteHole(t)
+			}
 			return b.chargeIndex(t, registerOrConstant(b.l, proto, argB(inst)))
 		}
 		return b.charge(fieldBytes)
@@ -141,6 +151,22 @@ func (b *budget) chargeInstruction(inst uint32, proto *lua.FunctionProto) error 
 		return b.charge(argB(inst) * fieldBytes)
 	case lua.OP_CLOSURE:
 		return b.charge(tableBytes)
+	case lua.OP_LEN:
+		// gopher-lua finds a table's length by scanning back over the nils at the end of
+		// its array: for a table with holes, charge the highest index this call stored,
+		// the most a scan can cover of what it built. Appending with t[#t + 1] makes no
+		// holes and costs nothing here.
+		if t, ok := register(b.l, argB(inst)).(*lua.LTable); ok && b.holes[t] {
+			return b.chargeSteps(b.arrays[t])
+		}
+	}
+	return nil
+}
+
+// chargeSteps counts n steps of library work.
+func (b *budget) chargeSteps(n int) error {
+	if b.steps += n; b.steps > maxSteps {
+		return budgetError("pattern matching, sorting and the library's other work in Go took more than %d steps", maxSteps)
 	}
 	return nil
 }
@@ -161,8 +187,19 @@ func (b *budget) chargeIndex(t *lua.LTable, key lua.LValue) error {
 	if int(n) <= charged {
 		return b.charge(fieldBytes)
 	}
+	if int(n) > charged+1 {
+		b.noteHole(t)
+	}
 	b.arrays[t] = int(n)
 	return b.charge((int(n) - charged) * fieldBytes)
+}
+
+// noteHole remembers that t's array may hold nils (chargeInstruction's OP_LEN).
+func (b *budget) noteHole(t *lua.LTable) {
+	if b.holes == nil {
+		b.holes = map[*lua.LTable]bool{}
+	}
+	b.holes[t] = true
 }
 
 // charge counts n bytes built against the call's memory.
@@ -187,8 +224,8 @@ func chargeSteps(l *lua.LState, fn string, n int) {
 	if b == nil {
 		return
 	}
-	if b.steps += n; b.steps > maxSteps {
-		b.exceed(budgetError("pattern matching, sorting and the kube functions took more than %d steps", maxSteps))
+	if err := b.chargeSteps(n); err != nil {
+		b.exceed(err)
 	} else {
 		b.pastDeadline()
 	}

@@ -417,10 +417,9 @@ func (m *matcher) flushSteps() {
 	if m.budget == nil {
 		return
 	}
-	m.budget.steps += n
-	if m.budget.steps > maxSteps {
-		m.budget.exceed(budgetError("pattern matching, sorting and the kube functions took more than %d steps", maxSteps))
-		panic(patternError(m.budget.err.Error()))
+	if err := m.budget.chargeSteps(n); err != nil {
+		m.budget.exceed(err)
+		panic(patternError(err.Error()))
 	}
 	if m.budget.pastDeadline() {
 		panic(patternError(m.budget.err.Error()))
@@ -512,10 +511,11 @@ func (m *matcher) run(pc, sp, depth int) (bool, int) {
 	}
 }
 
-// A found match: where it starts and ends, and its captures.
+// A found match: where it starts and ends, and its captures, which are the matcher's own
+// and hold only until it matches again.
 type found struct {
 	start, end int
-	caps       captures
+	caps       *captures
 }
 
 // find returns the matches from offset on, at most limit of them (limit < 1: all), as
@@ -533,8 +533,7 @@ func (m *matcher) find(offset, limit int, each func(found) bool) {
 				sp = end
 			}
 			n++
-			caps := captures{at: append([]int(nil), m.caps.at...), isPosition: append([]bool(nil), m.caps.isPosition...)}
-			if !each(found{start: start, end: end, caps: caps}) {
+			if !each(found{start: start, end: end, caps: &m.caps}) {
 				return
 			}
 		}

@@ -25,10 +25,13 @@ var removedBaseFunctions = []string{
 // newState returns a Lua state with only the sandbox's libraries.
 func newState() (*lua.LState, error) {
 	l := lua.NewState(lua.Options{
-		SkipOpenLibs:        true,
-		CallStackSize:       256,
-		RegistrySize:        1024 * 4,
-		RegistryMaxSize:     1024 * 256,
+		SkipOpenLibs:    true,
+		CallStackSize:   256,
+		RegistrySize:    1024 * 4,
+		RegistryMaxSize: 1024 * 256,
+		// gopher-lua grows a state's registry (its value stack) by this much at a time,
+		// copying it whole: by its default, 32, pushing 100,000 values copied GiBs.
+		RegistryGrowStep:    4096,
 		MinimizeStackMemory: true,
 	})
 	for _, lib := range []struct {

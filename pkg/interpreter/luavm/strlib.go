@@ -36,16 +36,78 @@ func openStringFunctions(l *lua.LState) {
 	tab.RawSetString("concat", guardConcat(l, tab.RawGetString("concat").(*lua.LFunction)))
 	tab.RawSetString("sort", chargeSort(l, tab.RawGetString("sort").(*lua.LFunction)))
 	tab.RawSetString("insert", chargeInsert(l, tab.RawGetString("insert").(*lua.LFunction)))
+	tab.RawSetString("remove", chargeValues(l, "table.remove", false, tab.RawGetString("remove").(*lua.LFunction), func(l *lua.LState) int {
+		return l.CheckTable(1).Len() - l.OptInt(2, 0)
+	}))
+	str.RawSetString("byte", chargeValues(l, "string.byte", true, str.RawGetString("byte").(*lua.LFunction), func(l *lua.LState) int {
+		n := len(l.CheckString(1))
+		i, j := startIndex(l.OptInt(2, 1), n), l.OptInt(3, l.OptInt(2, 1))
+		if j < 0 {
+			j += n + 1
+		}
+		return min(j, n) - i
+	}))
+	l.SetGlobal("unpack", chargeValues(l, "unpack", true, l.GetGlobal("unpack").(*lua.LFunction), func(l *lua.LState) int {
+		t := l.CheckTable(1)
+		return l.OptInt(3, t.Len()) - l.OptInt(2, 1) + 1
+	}))
+	os := l.GetGlobal(lua.OsLibName).(*lua.LTable)
+	os.RawSetString("date", guardDate(l, os.RawGetString("date").(*lua.LFunction)))
 }
 
-// chargeInsert charges table.insert(t, pos, v) as the store t[pos] it may become.
+// maxResults bounds the values string.byte and unpack push, as Lua does (LUAI_MAXCSTACK):
+// gopher-lua allowed a quarter of a million, and pushing them took seconds.
+const maxResults = 8000
+
+// chargeValues wraps a function that pushes or moves count(l) values, charging a step and
+// a field's bytes for each before it runs: string.byte of a MiB pushes a million numbers
+// from one instruction. pushes says the values are results, at most maxResults.
+func chargeValues(l *lua.LState, name string, pushes bool, f *lua.LFunction, count func(*lua.LState) int) *lua.LFunction {
+	return l.NewFunction(func(l *lua.LState) int {
+		n := count(l)
+		if pushes && n > maxResults {
+			l.RaiseError("%s: too many results (%d, at most %d)", name, n, maxResults)
+		}
+		if n > 0 {
+			chargeSteps(l, name, n)
+			if b := budgetOf(l); b != nil {
+				if err := b.charge(n * fieldBytes); err != nil {
+					b.exceed(err)
+					l.RaiseError("%s: %v", name, err)
+				}
+			}
+		}
+		return callThrough(l, f)
+	})
+}
+
+// maxDateFormat bounds os.date's format: each "%c" in it becomes twenty bytes.
+const maxDateFormat = 1024
+
+func guardDate(l *lua.LState, f *lua.LFunction) *lua.LFunction {
+	return l.NewFunction(func(l *lua.LState) int {
+		if format := l.OptString(1, ""); len(format) > maxDateFormat {
+			l.RaiseError("os.date: a format of %d bytes is longer than %d", len(format), maxDateFormat)
+		}
+		n := callThrough(l, f)
+		if s, ok := l.Get(-1).(lua.LString); ok {
+			chargeString(l, "os.date", len(s))
+		}
+		return n
+	})
+}
+
+// chargeInsert charges table.insert(t, pos, v) as the store t[pos] it may become, and a
+// step for each value it moves.
 func chargeInsert(l *lua.LState, f *lua.LFunction) *lua.LFunction {
 	return l.NewFunction(func(l *lua.LState) int {
 		if b := budgetOf(l); b != nil && l.GetTop() >= 3 {
-			if err := b.chargeIndex(l.CheckTable(1), l.Get(2)); err != nil {
+			t := l.CheckTable(1)
+			if err := b.chargeIndex(t, l.Get(2)); err != nil {
 				b.exceed(err)
 				l.RaiseError("table.insert: %v", err)
 			}
+			chargeSteps(l, "table.insert", t.Len()-l.CheckInt(2))
 		}
 		return callThrough(l, f)
 	})
@@ -134,7 +196,7 @@ func pushCaptures(l *lua.LState, src string, f *found, whole bool) int {
 	}
 	n := 0
 	for i := 2; i < f.caps.count(); i += 2 {
-		l.Push(captureAt(src, &f.caps, i))
+		l.Push(captureAt(src, f.caps, i))
 		n++
 	}
 	return n
@@ -142,8 +204,18 @@ func pushCaptures(l *lua.LState, src string, f *found, whole bool) int {
 
 // first returns the first match of pat in src from offset, if any.
 func first(l *lua.LState, fn, src, pat string, offset int) (f found, ok bool) {
+	var m *matcher
 	runMatcher(l, fn, func() *matcher {
-		m := newMatcher(budgetOf(l), src, pat)
+		m = newMatcher(budgetOf(l), src, pat)
+		return m
+	})
+	return firstOf(l, fn, m, offset)
+}
+
+// firstOf returns m's first match from offset, if any.
+func firstOf(l *lua.LState, fn string, m *matcher, offset int) (f found, ok bool) {
+	runMatcher(l, fn, func() *matcher {
+		m.budget = budgetOf(l)
 		m.find(offset, 1, func(x found) bool { f, ok = x, true; return false })
 		return m
 	})
@@ -163,6 +235,7 @@ func find(l *lua.LState) int {
 		if init > len(src) {
 			l.RaiseError("string.find: init %d is past the string's end", init+1)
 		}
+		chargeSteps(l, "string.find", len(src[init:])/64)
 		i := strings.Index(src[init:], pat)
 		if i < 0 {
 			l.Push(lua.LNil)
@@ -210,12 +283,14 @@ func gmatch(l *lua.LState) int {
 	src := l.CheckString(1)
 	pat := l.CheckString(2)
 	checkPattern(l, "gmatch", pat)
+	var m *matcher
+	runMatcher(l, "gmatch", func() *matcher { m = newMatcher(budgetOf(l), src, pat); return nil })
 	next, done := 0, false
 	l.Push(l.NewFunction(func(l *lua.LState) int {
 		if done {
 			return 0
 		}
-		f, ok := first(l, "gmatch", src, pat, next)
+		f, ok := firstOf(l, "gmatch", m, next)
 		if !ok || len(pat) > 0 && pat[0] == '^' {
 			done = true
 		}
@@ -240,10 +315,13 @@ func gsub(l *lua.LState) int {
 	limit := l.OptInt(4, -1)
 	checkPattern(l, "gsub", pat)
 	var out strings.Builder
+	// What gsub builds is charged as it is built: a call that fails half-way has still
+	// built it.
 	write := func(s string) {
 		if out.Len()+len(s) > maxStringLen {
 			l.RaiseError("string.gsub would build a string longer than %d bytes", maxStringLen)
 		}
+		chargeString(l, "string.gsub", len(s))
 		out.WriteString(s)
 	}
 	n, prev := 0, 0
@@ -264,7 +342,6 @@ func gsub(l *lua.LState) int {
 		return 2
 	}
 	write(src[prev:])
-	chargeString(l, "string.gsub", out.Len())
 	l.Push(lua.LString(out.String()))
 	l.Push(lua.LNumber(n))
 	return 2
@@ -277,11 +354,14 @@ func replacement(l *lua.LState, src string, f *found, repl lua.LValue) string {
 	var v lua.LValue
 	switch r := repl.(type) {
 	case lua.LString:
+		// Expanding reads the whole replacement for every match: about a step per four
+		// bytes.
+		chargeSteps(l, "string.gsub", len(r)/4)
 		return expandReplacement(src, f, string(r))
 	case *lua.LTable:
 		key := lua.LValue(lua.LString(src[f.start:f.end]))
 		if f.caps.count() > 2 {
-			key = captureAt(src, &f.caps, 2)
+			key = captureAt(src, f.caps, 2)
 		}
 		v = l.GetTable(r, key)
 	case *lua.LFunction:
@@ -323,7 +403,7 @@ func expandReplacement(src string, f *found, repl string) string {
 			if slot >= f.caps.count() {
 				slot = 0
 			}
-			v := captureAt(src, &f.caps, slot)
+			v := captureAt(src, f.caps, slot)
 			b.WriteString(lua.LVAsString(v))
 		default:
 			b.WriteByte('%')
