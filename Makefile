@@ -110,6 +110,27 @@ test: envtest build ## Run every unit, integration and e2e test (real kube-apise
 	go test $(GO_TEST_FLAGS) ./... $(GINKGO_FLAGS)
 	$(MAKE) fuzz
 
+.PHONY: test-unit
+test-unit: ## Unit tests only: no control plane, no binary (under 2 minutes).
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/integration/ -e /test/e2e -e /test/faults -e /test/demo)
+
+.PHONY: test-integration
+test-integration: envtest ## Integration tests: the controller in-process against a real kube-apiserver + etcd.
+	go test $(GO_TEST_FLAGS) ./test/integration/... $(GINKGO_FLAGS)
+
+.PHONY: test-e2e
+test-e2e: envtest build ## End-to-end tests: the built binary as its own process, fault injection, the soak (SOAK_DURATION) and the demo.
+	go test $(GO_TEST_FLAGS) ./test/e2e/... ./test/faults/... ./test/demo/... $(GINKGO_FLAGS)
+
+GOLANGCI_LINT := $(BIN)/golangci-lint
+
+$(GOLANGCI_LINT): hack/tools/golangci-lint/go.mod
+	go -C hack/tools/golangci-lint build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint, pinned in hack/tools/golangci-lint, with .golangci.yml.
+	$(GOLANGCI_LINT) run ./...
+
 FUZZ_TIME ?= 30s
 
 .PHONY: fuzz

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command binding-controller-manager runs the binding controllers: every ResourceBinding
 // and ClusterResourceBinding becomes one Work per target cluster.
 package main

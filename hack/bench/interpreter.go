@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -78,14 +80,14 @@ func checkShares(ctx context.Context, c client.Client, keys []string) error {
 			return fmt.Errorf("reading Work %s: %w", key, err)
 		}
 		if len(w.Spec.Workload.Manifests) != 1 {
-			return fmt.Errorf("Work %s has %d manifests, want 1", key, len(w.Spec.Workload.Manifests))
+			return fmt.Errorf("work %s has %d manifests, want 1", key, len(w.Spec.Workload.Manifests))
 		}
 		var obj map[string]any
 		if err := json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &obj); err != nil {
-			return fmt.Errorf("Work %s: %w", key, err)
+			return fmt.Errorf("work %s: %w", key, err)
 		}
 		if got, _, _ := unstructured.NestedFieldNoCopy(obj, "spec", "replicas"); got != float64(1) {
-			return fmt.Errorf("Work %s: %v %v has spec.replicas %v, want its cluster's share 1", key, obj["kind"], name, got)
+			return fmt.Errorf("work %s: %v %v has spec.replicas %v, want its cluster's share 1", key, obj["kind"], name, got)
 		}
 	}
 	return nil

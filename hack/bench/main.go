@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command bench measures the binding controller against a real kube-apiserver and etcd
 // (bin/k8s, 'make envtest'), with the controller-manager built from this tree and run as
 // its own process:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -696,7 +698,7 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 	if err != nil {
 		return nil, err
 	}
-	defer ctl.Stop() // when a step fails; the normal end stops it below
+	defer func() { _ = ctl.Stop() }() // when a step fails; the normal end stops it below
 	res.Command = ctl.Argv
 	if err := p.canary(ctx, plane, tracker, load); err != nil {
 		return nil, fmt.Errorf("%s: %w; log tail:\n%s", label, err, ctl.Proc.LogTail(20))
@@ -804,7 +806,7 @@ func (p *propagation) restart(ctx context.Context, plane *benchkit.Plane, spec b
 	if err != nil {
 		return nil, err
 	}
-	defer ctl.Stop()
+	defer func() { _ = ctl.Stop() }()
 	if ctl.MetricsURL != "" {
 		err := benchkit.Poll(ctx, 100*time.Millisecond, p.phaseTimeout, "waiting for the restarted controller to reconcile every binding",
 			func(ctx context.Context) (bool, error) {

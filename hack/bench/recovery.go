@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -119,7 +121,7 @@ func runRecovery(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer plane.Stop()
+	defer func() { _ = plane.Stop() }()
 	_, kubeconfig, err := plane.AddUser(benchkit.ControllerUser, -1, 0)
 	if err != nil {
 		return err

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -71,7 +73,7 @@ func chaseProbe() {
 	probeSink = next
 }
 
-var probeSink uint32
+var probeSink uint32 //nolint:unused // written only, so the chase cannot be optimized away
 
 // randomCycle is a single cycle through n entries (Sattolo's shuffle), with a fixed
 // seed so every run chases the same chain.

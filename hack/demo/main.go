@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command demo ('make demo') plays the case the binding controller exists for — one
 // disconnected member cluster must not block the others — against a local control plane
 // and the built controller-manager, narrated as a timeline. It exits 0 when every step

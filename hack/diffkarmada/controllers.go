@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -33,8 +35,11 @@ func (c controller) start(kubeconfig string) (stop func() error, err error) {
 		out.Close()
 		return nil, fmt.Errorf("starting %s: %w", c.name, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // a controller killed at the end exits non-zero
+		close(exited)
+	}()
 	return func() error {
 		defer out.Close()
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command diffkarmada is a differential fuzzer against Karmada: from a seed it generates
 // resource templates, bindings, override policies and interpreter customizations, has
 // Karmada's own binding controller and then this project's turn them into Works on one

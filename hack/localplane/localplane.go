@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package localplane starts a local Karmada-shaped control plane for trying the
 // binding controller by hand ('make run') and for the demo ('make demo'): a real
 // kube-apiserver and etcd from bin/k8s (see test/envtestutil) with the project's CRDs,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command run-local ('make run') starts a local control plane — a real kube-apiserver
 // and etcd from bin/k8s with the project's CRDs, the execution namespaces and Clusters
 // member1..member3 — writes its kubeconfig to bin/local/kubeconfig, and runs the built

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command soak ('make soak') runs the binding-controller-manager binary under random load
 // against a local control plane for a while — bindings created, rescheduled and deleted
 // across member1..member5, clusters blocked and unblocked, the manager restarted by

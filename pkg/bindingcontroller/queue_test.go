@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package bindingcontroller
 
 import (
@@ -65,7 +67,9 @@ func TestAFreshChangeInAnotherNamespaceDoesNotWaitBehindAFlood(t *testing.T) {
 			}
 		case "flood":
 			var n int
-			fmt.Sscanf(item.Name, "b-%d", &n)
+			if _, err := fmt.Sscanf(item.Name, "b-%d", &n); err != nil {
+				t.Fatalf("item %q: %v", item.Name, err)
+			}
 			if n < prev {
 				t.Errorf("flood item %d came out after %d: the flood lost its order", n, prev)
 			}

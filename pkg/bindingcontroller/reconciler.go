@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bindingcontroller turns ResourceBindings and ClusterResourceBindings into one
 // Work per target cluster. Every cluster is synced on its own: a cluster that fails is
 // reported and retried while the others keep their Works.

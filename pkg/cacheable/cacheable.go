@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cacheable tells whether resource templates of a kind can be read through the
 // informer cache. The cache lists and watches a kind the first time one of its objects is
 // read, and waits for that list to finish. A kind that cannot be listed or watched, such

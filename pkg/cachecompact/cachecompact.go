@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cachecompact shrinks what the informer cache holds. Resource templates are of
 // any kind and so are cached as unstructured objects, whose nested maps take about ten
 // times the memory of the object's JSON; with thousands of templates that is most of the

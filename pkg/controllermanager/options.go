@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package controllermanager holds the binding-controller-manager's flags and runs it.
 package controllermanager
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package interpreter is the resource interpreter's ReviseReplica, as Karmada runs it: the
 // replicas a member cluster gets are written into its copy of the resource template by
 // the first hook that handles the kind, in Karmada's order:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package names derives the names Karmada gives to execution namespaces and Works,
 // so that Works written here are found by Karmada's execution side and karmadactl.
 package names

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package overridepolicy applies Karmada OverridePolicies and ClusterOverridePolicies
 // to a resource template for one member cluster, the way Karmada's override manager
 // does, as pure functions: no client, no cache, no events.

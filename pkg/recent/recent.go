@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package recent remembers object UIDs for a while: long enough to outlast any informer
 // cache lag, short enough to stay small. The controller uses it to tell a stale cached
 // copy of something it already finished with from the real thing.

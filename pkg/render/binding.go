@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package render turns a binding, its resource template and one target cluster into the
 // Work that cluster should have. It is a pure function of its inputs: no client, no
 // clock, so every rule is pinned by table and golden tests without a server.

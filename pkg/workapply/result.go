@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package workapply writes desired Works to the API server, one cluster at a time, and
 // says per cluster what happened, so one cluster's failure is reported and never
 // stops the others.

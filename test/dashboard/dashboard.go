@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dashboard checks a Grafana dashboard against the metrics a process serves: every
 // panel says what it answers, and every query, in panels and in template variables, names
 // only metrics that are served.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package demo runs 'make demo' — hack/demo/demoscript — as a test: the binary built
 // from this tree, a real kube-apiserver and etcd, and the narrated seed case, which must
 // report every step as behaving.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e runs the built binding-controller-manager binary as its own process against
 // a real kube-apiserver and etcd, plays Karmada's execution side, and checks what a user
 // sees: Works through the API, events, and the process log.

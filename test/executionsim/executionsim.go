@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package executionsim plays Karmada's execution side in tests and demos: for member
 // clusters that are connected it lets go of the execution finalizer of deleted Works, as
 // Karmada's execution controller does once the workload is gone from the member. A

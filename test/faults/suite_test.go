@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package faults injects faults into the built binding-controller-manager binary running
 // as its own process against a real kube-apiserver and etcd — the API server stopped and
 // restarted, the manager SIGKILLed mid-sync, leader failover, a conflict storm, a blocked

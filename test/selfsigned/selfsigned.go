@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package selfsigned makes a throwaway certificate authority and the serving certificates
 // it signs, for HTTPS test servers that clients must verify through a CA bundle.
 package selfsigned

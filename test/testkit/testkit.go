@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testkit holds what the suites that drive the controller share: workload and
 // binding builders, a log collector, and the controller-manager run in-process.
 package testkit
@@ -96,7 +98,7 @@ func JoinClusters(ctx context.Context, c client.Client, members ...string) error
 		cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: m},
 			Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.SyncModePush}}
 		if err := c.Create(ctx, cluster); err != nil && !meta.IsNoMatchError(err) {
-			return fmt.Errorf("Cluster %s: %w", m, err)
+			return fmt.Errorf("creating cluster %s: %w", m, err)
 		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names.ExecutionNamespace(m)}}
 		if err := c.Create(ctx, ns); err != nil {

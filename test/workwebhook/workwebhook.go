@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package workwebhook stands in for karmada-webhook's mutation of Works, so that tests,
 // 'make run' and the bench can put the binding controller behind what a real Karmada
 // control plane does to every Work it writes. It is test infrastructure: product code
@@ -175,6 +177,6 @@ func (s *Server) Stop() {
 		return
 	}
 	s.cancel()
-	<-s.done
+	<-s.done //nolint:errcheck // the server's error on shutdown says nothing
 	s.cancel = nil
 }

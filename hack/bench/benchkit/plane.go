@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package benchkit is the shared machinery of hack/bench: a real control plane (envtest's
 // kube-apiserver and etcd from bin/k8s, with the project's CRDs and an audit log of the
 // benchmarked clients), the controller-manager built from this tree and run as a child

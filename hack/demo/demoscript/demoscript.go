@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package demoscript plays the case the binding controller exists for, against a local
 // control plane and the built controller-manager binary, and narrates it as a timeline
 // ('make demo'). test/demo runs it as a test.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package soaker is the soak test of the binding-controller-manager binary ('make soak',
 // go run ./hack/soak; test/faults runs it in-process for a short duration). It starts a
 // local control plane (hack/localplane) with member clusters member1..member5, runs the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package luavm runs the Lua scripts of resource interpreter customizations in a sandbox:
 // a bounded pool of gopher-lua states with only the libraries a script needs to rewrite an
 // object (base without the loaders, raw access and metatables; table, string, math;

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package luavm
 
 import (
@@ -159,7 +161,9 @@ func TestTheInstructionHookKnowsGopherLuasFrames(t *testing.T) {
 	if _, err := frameLayoutOf(reflect.TypeOf(lua.LState{})); err != nil {
 		t.Fatalf("this gopher-lua: %v", err)
 	}
-	type otherState struct{ currentFrame *struct{ Fn int } }
+	type otherState struct {
+		currentFrame *struct{ Fn int } //nolint:unused // read by reflection
+	}
 	if _, err := frameLayoutOf(reflect.TypeOf(otherState{})); err == nil {
 		t.Error("a state whose frames hold no *LFunction was accepted")
 	}

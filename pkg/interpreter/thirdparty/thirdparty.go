@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package thirdparty holds the resource interpreter customizations that Karmada bundles
 // for third-party kinds (OpenKruise, Argo Workflows, KubeRay), as Karmada ships them, so
 // that those kinds are interpreted without any customization of the user's own.

@@ -1,8 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package bindingcontroller_test
 
 import (
-	"strings"
-
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -25,17 +25,6 @@ func getWork(key types.NamespacedName) *workv1alpha1.Work { return observer().Wo
 func workState(key types.NamespacedName) func() string    { return observer().WorkState(key) }
 func eventsOn(namespace, kind, name string) func() []string {
 	return observer().EventsOn(namespace, kind, name)
-}
-
-func containing(sub string) func([]string) bool {
-	return func(lines []string) bool {
-		for _, l := range lines {
-			if strings.Contains(l, sub) {
-				return true
-			}
-		}
-		return false
-	}
 }
 
 // karmadaSyncs is how many syncs Karmada's binding_sync_work_duration_seconds holds with

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bindingcontroller_test runs the binding controllers in-process against a real
 // kube-apiserver and etcd with Karmada's own published CRDs installed, so what is proven
 // here holds on a real Karmada control plane.

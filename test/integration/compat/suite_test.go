@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package compat runs the compatibility table — every case under pkg/render/testdata/golden,
 // each an input (binding, template, override policies, Clusters) and the Works Karmada's
 // rules give for it, citing the Karmada rule it encodes — through the controller on a real

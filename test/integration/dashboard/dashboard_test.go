@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dashboard_test checks config/grafana/binding-controller.json against the metrics
 // the controller-manager really serves: it runs the manager on a real API server, drives a
 // binding through a sync that succeeds in one cluster, fails in another and is blocked in

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package recovery_test proves that a cluster blocked by a terminating Work recovers from
 // the Work's deletion event, not from the retry backoff: the backoff here is set so far
 // away that only the watch can explain a recovery within seconds.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package webhook_test runs the binding controller in-process against a real
 // kube-apiserver and etcd with karmada-webhook's Work mutation in front of it
 // (test/workwebhook), as on a real Karmada control plane: every Work written gets a
