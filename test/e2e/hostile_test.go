@@ -43,6 +43,16 @@ var _ = Describe("Hostile customizations", func() {
 		manager := startManager("--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 			"--rate-limiter-max-delay=2s")
 		ns := newNamespace("e2e-hostile")
+		// Other specs' managers count what they write: leave no binding behind. This runs
+		// after the customizations' cleanups and before the manager's.
+		DeferCleanup(func() {
+			Expect(k8s.DeleteAllOf(ctx, &workv1alpha2.ResourceBinding{}, client.InNamespace(ns))).To(Succeed())
+			Eventually(func() int {
+				list := &workv1alpha2.ResourceBindingList{}
+				Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+				return len(list.Items)
+			}).Should(BeZero())
+		})
 		By("a first ordinary binding, so that what follows is measured on a started manager")
 		createWorkload(ns, "warm-up", members3...)
 		want := expectedWorks(ns, members3, "warm-up")
