@@ -39,22 +39,15 @@ func (c cachedWebhookConfigurations) WebhookConfigurations(ctx context.Context) 
 	return list.Items, nil
 }
 
-// interpreterInputs says which of the resource interpreter's inputs the API server
-// serves; what it does not serve is neither read nor watched.
-type interpreterInputs struct {
-	customizations bool
-	webhooks       bool
-}
-
 // newInterpreter returns the resource interpreter the binding controllers share: the
 // cached customizations and webhook configurations the API server serves, and the
 // bundled customizations.
-func newInterpreter(reader client.Reader, served interpreterInputs) *interpreter.Interpreter {
+func newInterpreter(reader client.Reader, served ServedAPIs) *interpreter.Interpreter {
 	var o interpreter.Options
-	if served.customizations {
+	if served.Customizations {
 		o.Customizations = cachedCustomizations{reader: reader}
 	}
-	if served.webhooks {
+	if served.Webhooks {
 		o.Webhooks = webhook.NewReviser(cachedWebhookConfigurations{reader: reader})
 	}
 	return interpreter.New(o)

@@ -78,7 +78,7 @@ func newInterpreterHarness(t *testing.T, objs ...client.Object) *interpreterHarn
 	rec := record.NewFakeRecorder(100)
 	return &interpreterHarness{client: cl, recorder: rec, r: NewReconciler(Reconciler{
 		Client: cl, APIReader: cl, Recorder: rec, Kind: render.ResourceBindingKind, ClusterSyncConcurrency: 4,
-		CustomizationsServed: true, Interpreter: newInterpreter(cl, interpreterInputs{customizations: true}),
+		Served: ServedAPIs{Customizations: true}, Interpreter: newInterpreter(cl, ServedAPIs{Customizations: true}),
 	})}
 }
 
@@ -195,7 +195,7 @@ func TestACustomizationMapsToTheBindingsOfItsKind(t *testing.T) {
 			ref := obj.(*workv1alpha2.ResourceBinding).Spec.Resource
 			return []string{kindKey(ref.APIVersion, ref.Kind)}
 		}).Build()
-	r := NewReconciler(Reconciler{Client: cl, Kind: render.ResourceBindingKind, CustomizationsServed: true})
+	r := NewReconciler(Reconciler{Client: cl, Kind: render.ResourceBindingKind, Served: ServedAPIs{Customizations: true}})
 	got := r.bindingsInterpretedBy(context.Background(), queueCustomization("queue-replicas", "x"))
 	if len(got) != 1 || got[0].Name != "jobs-queue" {
 		t.Errorf("requests %v, want only default/jobs-queue", got)

@@ -50,7 +50,7 @@ func TestAWebhookConfigurationMapsToTheBindingsOfTheKindsItRevises(t *testing.T)
 			ref := obj.(*workv1alpha2.ResourceBinding).Spec.Resource
 			return []string{kindKey(ref.APIVersion, ref.Kind)}
 		}).Build()
-	r := NewReconciler(Reconciler{Client: cl, Kind: render.ResourceBindingKind, WebhooksServed: true})
+	r := NewReconciler(Reconciler{Client: cl, Kind: render.ResourceBindingKind, Served: ServedAPIs{Webhooks: true}})
 	s := func(v ...string) []string { return v }
 	for _, c := range []struct {
 		name string
@@ -106,8 +106,8 @@ func TestAFailingWebhookFailsOnlyItsClusterAndIsRetried(t *testing.T) {
 	cfg.Webhooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To(srv.URL + "/revise"), CABundle: ca.PEM}
 
 	h := newInterpreterHarness(t, queueTemplate(), queueBinding(), cfg)
-	h.r.WebhooksServed = true
-	h.r.Interpreter = newInterpreter(h.client, interpreterInputs{webhooks: true})
+	h.r.Served.Webhooks = true
+	h.r.Interpreter = newInterpreter(h.client, ServedAPIs{Webhooks: true})
 	before := testutil.ToFloat64(clusterSyncFailures.WithLabelValues("member2", interpreter.Reason))
 	_, err = h.reconcile(t)
 	hook := `webhook "size.example.io" of ResourceInterpreterWebhookConfiguration "queue-hooks"`

@@ -24,7 +24,7 @@ import (
 func (r *Reconciler) overridesFor(ctx context.Context, template *unstructured.Unstructured, targets []render.Target) (
 	policies overridepolicy.Policies, clusters map[string]*clusterv1alpha1.Cluster, absent map[string]error, err error) {
 	clusters, absent = map[string]*clusterv1alpha1.Cluster{}, map[string]error{}
-	if r.PoliciesServed {
+	if r.Served.OverridePolicies {
 		cops := &policyv1alpha1.ClusterOverridePolicyList{}
 		if err := r.Client.List(ctx, cops); err != nil {
 			return policies, nil, nil, fmt.Errorf("listing ClusterOverridePolicies: %w", err)
@@ -38,7 +38,7 @@ func (r *Reconciler) overridesFor(ctx context.Context, template *unstructured.Un
 			policies.Namespaced = ops.Items
 		}
 	}
-	if r.ClustersServed {
+	if r.Served.Clusters {
 		for _, t := range targets {
 			c := &clusterv1alpha1.Cluster{}
 			err := r.Client.Get(ctx, types.NamespacedName{Name: t.Cluster}, c)

@@ -10,26 +10,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// RateLimiterOptions shape the per-binding retry backoff. The defaults are Karmada's.
+// RateLimiterOptions shape the per-binding retry backoff. The defaults (DefaultOptions)
+// are Karmada's.
 type RateLimiterOptions struct {
-	BaseDelay  time.Duration // first retry after a failure; default 5ms
-	MaxDelay   time.Duration // cap of the exponential backoff; default 1000s
-	QPS        float64       // overall retry rate; default 10
-	BucketSize int           // overall retry burst; default 100
+	BaseDelay  time.Duration // first retry after a failure
+	MaxDelay   time.Duration // cap of the exponential backoff
+	QPS        float64       // overall retry rate
+	BucketSize int           // overall retry burst
 }
 
+// withDefaults fills every zero field from DefaultOptions.
 func (o RateLimiterOptions) withDefaults() RateLimiterOptions {
+	d := DefaultOptions().RateLimiter
 	if o.BaseDelay <= 0 {
-		o.BaseDelay = 5 * time.Millisecond
+		o.BaseDelay = d.BaseDelay
 	}
 	if o.MaxDelay <= 0 {
-		o.MaxDelay = 1000 * time.Second
+		o.MaxDelay = d.MaxDelay
 	}
 	if o.QPS <= 0 {
-		o.QPS = 10
+		o.QPS = d.QPS
 	}
 	if o.BucketSize <= 0 {
-		o.BucketSize = 100
+		o.BucketSize = d.BucketSize
 	}
 	return o
 }

@@ -38,26 +38,14 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	// Kind is the kind of binding this reconciler serves.
 	Kind render.BindingKind
-	// ClusterSyncConcurrency bounds how many clusters of one binding are written at once.
-	ClusterSyncConcurrency int
-	// BlockedWorkRecheckInterval is how long a binding whose only failures are blocked
-	// clusters waits before it looks again, should the Work's deletion event be missed.
+	// ClusterSyncConcurrency, BlockedWorkRecheckInterval, StuckWorkWarningAfter: see
+	// Options; zero takes the default.
+	ClusterSyncConcurrency     int
 	BlockedWorkRecheckInterval time.Duration
-	// StuckWorkWarningAfter is how long a cluster may stay blocked before one
-	// WorkStuckDeleting event is raised.
-	StuckWorkWarningAfter time.Duration
+	StuckWorkWarningAfter      time.Duration
 
-	// PoliciesServed and ClustersServed say whether the API server serves override
-	// policies and Cluster objects; what it does not serve is neither read nor watched.
-	PoliciesServed bool
-	ClustersServed bool
-	// CustomizationsServed says whether the API server serves
-	// ResourceInterpreterCustomizations; when it does they are watched.
-	CustomizationsServed bool
-	// WebhooksServed says whether the API server serves
-	// ResourceInterpreterWebhookConfigurations; when it does they are watched, and the
-	// interpreter reads them from the cache.
-	WebhooksServed bool
+	// Served says which optional inputs the API server serves.
+	Served ServedAPIs
 	// Interpreter revises replicas of kinds with interpreter hooks; nil: one with the
 	// bundled customizations only.
 	Interpreter *interpreter.Interpreter
@@ -88,14 +76,18 @@ type Reconciler struct {
 // releasedMemory is how long a released binding is remembered: far longer than any cache lag.
 const releasedMemory = 10 * time.Minute
 
-// NewReconciler returns a Reconciler for kind with the given settings; zero durations
-// take their defaults (30s recheck, 5m stuck warning).
+// NewReconciler returns a Reconciler for kind with the given settings; zero settings
+// take their defaults (DefaultOptions).
 func NewReconciler(r Reconciler) *Reconciler {
+	d := DefaultOptions()
+	if r.ClusterSyncConcurrency <= 0 {
+		r.ClusterSyncConcurrency = d.ClusterSyncConcurrency
+	}
 	if r.BlockedWorkRecheckInterval <= 0 {
-		r.BlockedWorkRecheckInterval = 30 * time.Second
+		r.BlockedWorkRecheckInterval = d.BlockedWorkRecheckInterval
 	}
 	if r.StuckWorkWarningAfter <= 0 {
-		r.StuckWorkWarningAfter = 5 * time.Minute
+		r.StuckWorkWarningAfter = d.StuckWorkWarningAfter
 	}
 	if r.deletionWaits == nil {
 		r.deletionWaits = newDeletionWaits()

@@ -232,7 +232,7 @@ func TestOverridePolicyEvents(t *testing.T) {
 		},
 	}
 	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1", "member2"), cop, imagesPolicy())
-	h.r.PoliciesServed = true
+	h.r.Served.OverridePolicies = true
 	h.recorder.IncludeObject = true
 	const onTemplate = " involvedObject{kind=Deployment,apiVersion=apps/v1}"
 	overrideEvents := func() []string {

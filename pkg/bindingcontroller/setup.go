@@ -30,22 +30,20 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("indexing works by binding: %w", err)
 	}
-	if opts.ClusterSyncConcurrency <= 0 {
-		opts.ClusterSyncConcurrency = 8
+	opts = opts.withDefaults()
+	apis := ServedAPIs{
+		OverridePolicies: served(mgr, policyv1alpha1.GroupVersion.WithKind("OverridePolicy")) &&
+			served(mgr, policyv1alpha1.GroupVersion.WithKind("ClusterOverridePolicy")),
+		Clusters:       served(mgr, clusterv1alpha1.GroupVersion.WithKind("Cluster")),
+		Customizations: served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization")),
+		Webhooks:       served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration")),
 	}
-	policiesServed := served(mgr, policyv1alpha1.GroupVersion.WithKind("OverridePolicy")) &&
-		served(mgr, policyv1alpha1.GroupVersion.WithKind("ClusterOverridePolicy"))
-	clustersServed := served(mgr, clusterv1alpha1.GroupVersion.WithKind("Cluster"))
-	interpreterServed := interpreterInputs{
-		customizations: served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization")),
-		webhooks:       served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration")),
-	}
-	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", policiesServed, "clustersServed", clustersServed,
-		"interpreterCustomizationsServed", interpreterServed.customizations, "interpreterWebhooksServed", interpreterServed.webhooks)
-	if err := setupInterpreterIndexes(ctx, mgr.GetFieldIndexer(), interpreterServed.customizations); err != nil {
+	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", apis.OverridePolicies, "clustersServed", apis.Clusters,
+		"interpreterCustomizationsServed", apis.Customizations, "interpreterWebhooksServed", apis.Webhooks)
+	if err := setupInterpreterIndexes(ctx, mgr.GetFieldIndexer(), apis.Customizations); err != nil {
 		return fmt.Errorf("indexing for the resource interpreter: %w", err)
 	}
-	resourceInterpreter := newInterpreter(mgr.GetClient(), interpreterServed)
+	resourceInterpreter := newInterpreter(mgr.GetClient(), apis)
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	deletionWaits := newDeletionWaits()
 	ledger := workapply.NewLedger()
@@ -73,9 +71,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		if opts.Enabled != nil && !opts.Enabled[c.name] {
 			continue
 		}
-		if c.workers <= 0 {
-			c.workers = 5
-		}
 		warmer.bindings = append(warmer.bindings, bindingAPIOf(c.kind))
 		r := NewReconciler(Reconciler{
 			Client:                     mgr.GetClient(),
@@ -88,10 +83,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			Ledger:                     ledger,
 			WorkWriter:                 workWriter,
 			TemplateKinds:              templateKinds,
-			PoliciesServed:             policiesServed,
-			ClustersServed:             clustersServed,
-			CustomizationsServed:       interpreterServed.customizations,
-			WebhooksServed:             interpreterServed.webhooks,
+			Served:                     apis,
 			Interpreter:                resourceInterpreter,
 			deletionWaits:              deletionWaits,
 		})

@@ -34,11 +34,11 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 				close(r.queueReady)
 				return r.queue
 			}})
-	if r.PoliciesServed {
+	if r.Served.OverridePolicies {
 		b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy)).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy))
 	}
-	if r.ClustersServed {
+	if r.Served.Clusters {
 		b = b.Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsTargeting),
 			builder.WithPredicates(clusterChanged())).
 			Watches(&clusterv1alpha1.Cluster{}, forgetDeletedClusters())
@@ -71,7 +71,7 @@ func forgetDeletedClusters() handler.EventHandler {
 // are both re-synced, so a kind the customization stops targeting goes back to its
 // bundled or native rules.
 func (r *Reconciler) watchCustomizations(b *builder.Builder) *builder.Builder {
-	if !r.CustomizationsServed {
+	if !r.Served.Customizations {
 		return b
 	}
 	return b.Watches(&configv1alpha1.ResourceInterpreterCustomization{}, handler.EnqueueRequestsFromMapFunc(r.bindingsInterpretedBy))
@@ -81,7 +81,7 @@ func (r *Reconciler) watchCustomizations(b *builder.Builder) *builder.Builder {
 // ResourceInterpreterWebhookConfiguration's ReviseReplica rules match, before and after a
 // change, so a kind it takes up or lets go of is re-rendered.
 func (r *Reconciler) watchWebhookConfigurations(b *builder.Builder) *builder.Builder {
-	if !r.WebhooksServed {
+	if !r.Served.Webhooks {
 		return b
 	}
 	return b.Watches(&configv1alpha1.ResourceInterpreterWebhookConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.bindingsRevisedByWebhooks))

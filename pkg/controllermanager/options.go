@@ -61,19 +61,19 @@ type Options struct {
 	SkipControllerNameValidation bool
 }
 
-// NewOptions returns the defaults.
+// NewOptions returns the defaults; the binding controllers' own are
+// bindingcontroller.DefaultOptions.
 func NewOptions() *Options {
+	d := bindingcontroller.DefaultOptions()
 	return &Options{
 		Controllers:                   []string{"*"},
-		ResourceBindingWorkers:        5,
-		ClusterResourceBindingWorkers: 5,
-		ClusterSyncConcurrency:        8,
-		RateLimiter: bindingcontroller.RateLimiterOptions{
-			BaseDelay: 5 * time.Millisecond, MaxDelay: 1000 * time.Second, QPS: 10, BucketSize: 100,
-		},
-		BlockedWorkRecheckInterval: 30 * time.Second,
-		StuckWorkWarningAfter:      5 * time.Minute,
-		WatchWorks:                 true,
+		ResourceBindingWorkers:        d.ResourceBindingWorkers,
+		ClusterResourceBindingWorkers: d.ClusterResourceBindingWorkers,
+		ClusterSyncConcurrency:        d.ClusterSyncConcurrency,
+		RateLimiter:                   d.RateLimiter,
+		BlockedWorkRecheckInterval:    d.BlockedWorkRecheckInterval,
+		StuckWorkWarningAfter:         d.StuckWorkWarningAfter,
+		WatchWorks:                    true,
 		// Client-side throttling off: the API server's priority and fairness does the
 		// limiting (client-go backs off on its 429s). Karmada's 40 QPS caps a binding
 		// controller far below what the API server can take.
