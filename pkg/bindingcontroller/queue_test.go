@@ -3,14 +3,25 @@
 package bindingcontroller
 
 import (
+	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/binding-controller/binding-controller/pkg/workapply"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -107,5 +118,151 @@ func TestFreshItemsOfOneNamespaceKeepTheirOrder(t *testing.T) {
 	expect(drain(t, q, 70), 250)
 	if len(q.waiting) != 0 || len(q.fresh) != 0 || len(q.last) != 0 {
 		t.Errorf("the queue still counts %v waiting after every item was taken", q.waiting)
+	}
+}
+
+// Before the ledger is primed, a re-verification the initial lists queued (low priority)
+// is parked without holding a worker, a fresh change to the same binding is synced at
+// once, and the parked re-verification comes back at low priority once priming is over.
+func TestOnlyReVerificationsWaitForTheLedgerToBePrimed(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1"))
+	ledger := workapply.NewLedger()
+	ledger.ExpectPriming()
+	h.r.Ledger = ledger
+	h.r.queue = newBindingQueue("test", NewRateLimiter(RateLimiterOptions{}), logr.Discard())
+	close(h.r.queueReady)
+	defer h.r.queue.ShutDown()
+	q := h.r.queue
+
+	next := func(wantPriority int) reconcile.Request {
+		t.Helper()
+		got := make(chan struct {
+			req      reconcile.Request
+			priority int
+		}, 1)
+		go func() {
+			req, priority, _ := q.GetWithPriority()
+			got <- struct {
+				req      reconcile.Request
+				priority int
+			}{req, priority}
+		}()
+		select {
+		case g := <-got:
+			if g.priority != wantPriority {
+				t.Fatalf("queue handed %v at priority %d, want %d", g.req, g.priority, wantPriority)
+			}
+			return g.req
+		case <-time.After(10 * time.Second):
+			t.Fatal("the queue handed out nothing")
+			return reconcile.Request{}
+		}
+	}
+	sync := func(req reconcile.Request) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() {
+			_, err := h.r.Reconcile(context.Background(), req)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Reconcile held its worker waiting for the ledger")
+		}
+		q.Done(req)
+	}
+
+	low := handler.LowPriority
+	q.AddWithOpts(priorityqueue.AddOpts{Priority: &low}, request())
+	sync(next(low))
+	if h.liveWork("member1") {
+		t.Fatal("a re-verification was synced before the ledger was primed; it should have been parked")
+	}
+
+	q.Add(request()) // a watch event after start: normal priority
+	sync(next(0))
+	if !h.liveWork("member1") {
+		t.Fatal("a fresh change waited for the ledger's priming; it should be synced at once")
+	}
+
+	ledger.PrimingDone()
+	if err := h.r.releaseParkedOncePrimed(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(low); got != request() {
+		t.Fatalf("re-queued %v, want the parked %v", got, request())
+	}
+	if h.r.parking.park(request()) {
+		t.Error("parking still accepts requests after release; they would never come back")
+	}
+}
+
+// unsyncedCache is a manager cache whose initial lists never finish until released.
+// Anything else the manager asked of it would panic on the nil embedded interface.
+type unsyncedCache struct {
+	cache.Cache
+	synced chan struct{}
+}
+
+func (c *unsyncedCache) Start(ctx context.Context) error { <-ctx.Done(); return nil }
+
+func (c *unsyncedCache) WaitForCacheSync(ctx context.Context) bool {
+	select {
+	case <-c.synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// The ledger's priming runs alongside the informers' initial lists, not after them: on a
+// manager whose caches have not synced (and so whose leader-election runnables have not
+// started), the ledger is primed from the Works list.
+func TestTheLedgerIsPrimedWhileTheCachesMakeTheirInitialLists(t *testing.T) {
+	caches := &unsyncedCache{synced: make(chan struct{})}
+	defer close(caches.synced)
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "http://127.0.0.1:1"}, ctrl.Options{
+		Scheme:                 testScheme(t),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		NewCache:               func(*rest.Config, cache.Options) (cache.Cache, error) { return caches, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lists atomic.Int32
+	reader := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(orphanWork("member1", nil)).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			lists.Add(1)
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	ledger := workapply.NewLedger()
+	if err := primeLedgerOnStart(mgr, ledger, reader); err != nil {
+		t.Fatal(err)
+	}
+	leaderStarted := make(chan struct{})
+	if err := mgr.Add(manager.RunnableFunc(func(context.Context) error { close(leaderStarted); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = mgr.Start(ctx) }()
+
+	select {
+	case <-ledger.Primed():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the ledger was not primed while the caches made their initial lists; priming waits for them")
+	}
+	if lists.Load() == 0 {
+		t.Fatal("the ledger counts as primed without a list of the Works")
+	}
+	select {
+	case <-leaderStarted:
+		t.Fatal("a leader-election runnable started before the caches synced; the test's cache does not hold them back")
+	default:
 	}
 }

@@ -10,17 +10,25 @@ import (
 	"sync"
 	"time"
 
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/interpreter"
+	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
+	"github.com/binding-controller/binding-controller/pkg/names"
+	"github.com/binding-controller/binding-controller/pkg/overridepolicy"
+	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/binding-controller/binding-controller/pkg/names"
-	"github.com/binding-controller/binding-controller/pkg/render"
-	"github.com/binding-controller/binding-controller/pkg/workapply"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // reconcile brings every target cluster's Work to what the binding asks for.
@@ -286,3 +294,170 @@ func forEach(n, limit int, fn func(i int), recovered func(i int, value any, stac
 	}
 	wg.Wait()
 }
+
+// patchFinalizers writes the binding's finalizers and nothing else. The patch carries the
+// resourceVersion, so a concurrent change to the finalizers makes it fail and retry
+// instead of dropping another controller's finalizer.
+func (r *Reconciler) patchFinalizers(ctx context.Context, s *scope, change func(client.Object) bool) error {
+	base := s.obj.DeepCopyObject().(client.Object)
+	if !change(s.obj) {
+		return nil
+	}
+	return r.Client.Patch(ctx, s.obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) error {
+	// The rest of the sync works from whatever spec the finalizer was added to.
+	return r.onLiveIfStale(ctx, s, false, func() error {
+		return r.patchFinalizers(ctx, s, func(o client.Object) bool { return controllerutil.AddFinalizer(o, s.finalizer) })
+	})
+}
+
+func (r *Reconciler) releaseFinalizer(ctx context.Context, s *scope) error {
+	return r.onLiveIfStale(ctx, s, false, func() error {
+		return r.patchFinalizers(ctx, s, func(o client.Object) bool { return controllerutil.RemoveFinalizer(o, s.finalizer) })
+	})
+}
+
+// conflictRetry paces the re-reads of a binding whose guarded patch conflicts. Karmada's
+// scheduler and binding status controller write the same status, so on a busy control
+// plane a conflict is routine: it is resolved here, in place, and never becomes a
+// requeue of the whole binding.
+var conflictRetry = wait.Backoff{Steps: 16, Duration: 5 * time.Millisecond, Factor: 1.5, Jitter: 0.5, Cap: 500 * time.Millisecond}
+
+// onLiveIfStale runs write, a patch of the binding guarded by its resourceVersion, and while
+// that conflicts runs it again on the binding read from the API server: the other writer's
+// fields are then the base of the patch, so nothing it wrote is overwritten. The usual
+// first conflict is this process's own last write not yet in the cache, and write then
+// often sends nothing. With sameSpec, a binding whose spec moved on (its generation)
+// is left alone and nil returned: what write would record belongs to the older spec, and
+// the newer spec's own event syncs it.
+func (r *Reconciler) onLiveIfStale(ctx context.Context, s *scope, sameSpec bool, write func() error) error {
+	err := write()
+	backoff := conflictRetry
+	for attempt := 0; apierrors.IsConflict(err) && attempt < conflictRetry.Steps; attempt++ {
+		// The first conflict is most often this process's own last write, already live:
+		// read it at once. A second means another writer is busy; give it room.
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(backoff.Step()):
+			}
+		}
+		live := s.newObject()
+		if getErr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.obj), live); getErr != nil {
+			return err
+		}
+		if live.GetUID() != s.obj.GetUID() {
+			return err
+		}
+		if sameSpec && live.GetGeneration() != s.obj.GetGeneration() {
+			ctrl.LoggerFrom(ctx).V(1).Info("Binding changed while its status was written; the sync of its new spec writes it", "generation", live.GetGeneration())
+			return nil
+		}
+		s.rebase(live)
+		err = write()
+	}
+	return err
+}
+
+// +kubebuilder:rbac:groups=config.karmada.io,resources=resourceinterpretercustomizations;resourceinterpreterwebhookconfigurations,verbs=get;list;watch
+
+// cachedCustomizations lists a kind's customizations from the cache, by index.
+type cachedCustomizations struct{ reader client.Reader }
+
+func (c cachedCustomizations) CustomizationsFor(ctx context.Context, gvk schema.GroupVersionKind) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
+	list := &configv1alpha1.ResourceInterpreterCustomizationList{}
+	if err := c.reader.List(ctx, list, client.MatchingFields{customizationByTargetIndex: gvk.String()}); err != nil {
+		return nil, fmt.Errorf("listing ResourceInterpreterCustomizations: %w", err)
+	}
+	return list.Items, nil
+}
+
+// cachedWebhookConfigurations lists the ResourceInterpreterWebhookConfigurations from the
+// cache, without copies: a few objects read on every revision, never modified.
+type cachedWebhookConfigurations struct{ reader client.Reader }
+
+func (c cachedWebhookConfigurations) WebhookConfigurations(ctx context.Context) ([]configv1alpha1.ResourceInterpreterWebhookConfiguration, error) {
+	list := &configv1alpha1.ResourceInterpreterWebhookConfigurationList{}
+	if err := c.reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// newInterpreter returns the resource interpreter the binding controllers share: the
+// cached customizations and webhook configurations the API server serves, and the
+// bundled customizations.
+func newInterpreter(reader client.Reader, served ServedAPIs) *interpreter.Interpreter {
+	var o interpreter.Options
+	if served.Customizations {
+		o.Customizations = cachedCustomizations{reader: reader}
+	}
+	if served.Webhooks {
+		o.Webhooks = webhook.NewReviser(cachedWebhookConfigurations{reader: reader})
+	}
+	return interpreter.New(o)
+}
+
+// replicaReviser is the interpreter for one sync: its clusters share one lookup of the
+// template kind's customizations.
+func (r *Reconciler) replicaReviser(ctx context.Context) *interpreter.Bound {
+	return r.Interpreter.For(ctx)
+}
+
+// overridesFor gathers, from the cache, the policies that may apply to template and the
+// Cluster objects of the targets; a target with no Cluster object is in absent, with the
+// error reading it gave. Kinds the API server does not serve are skipped: without the
+// Cluster kind, a cluster is known by its name only.
+func (r *Reconciler) overridesFor(ctx context.Context, template *unstructured.Unstructured, targets []render.Target) (
+	policies overridepolicy.Policies, clusters map[string]*clusterv1alpha1.Cluster, absent map[string]error, err error) {
+	clusters, absent = map[string]*clusterv1alpha1.Cluster{}, map[string]error{}
+	if r.Served.OverridePolicies {
+		cops := &policyv1alpha1.ClusterOverridePolicyList{}
+		if err := r.Client.List(ctx, cops); err != nil {
+			return policies, nil, nil, fmt.Errorf("listing ClusterOverridePolicies: %w", err)
+		}
+		policies.Cluster = cops.Items
+		if template.GetNamespace() != "" {
+			ops := &policyv1alpha1.OverridePolicyList{}
+			if err := r.Client.List(ctx, ops, client.InNamespace(template.GetNamespace())); err != nil {
+				return policies, nil, nil, fmt.Errorf("listing OverridePolicies in %s: %w", template.GetNamespace(), err)
+			}
+			policies.Namespaced = ops.Items
+		}
+	}
+	if r.Served.Clusters {
+		for _, t := range targets {
+			c := &clusterv1alpha1.Cluster{}
+			err := r.Client.Get(ctx, types.NamespacedName{Name: t.Cluster}, c)
+			switch {
+			case apierrors.IsNotFound(err):
+				// Karmada's override manager reads the Cluster first and writes no Work
+				// without it; the Cluster's creation re-syncs the binding (watches).
+				absent[t.Cluster] = &ClusterNotFoundError{Cluster: t.Cluster, Err: err}
+			case err != nil:
+				return policies, nil, nil, fmt.Errorf("reading Cluster %s: %w", t.Cluster, err)
+			default:
+				clusters[t.Cluster] = c
+			}
+		}
+	}
+	return policies, clusters, absent, nil
+}
+
+// ReasonClusterNotFound is the failure reason of a target cluster that has no Cluster object.
+const ReasonClusterNotFound = "ClusterNotFound"
+
+// ClusterNotFoundError says a target cluster has no Cluster object, so no Work is written
+// for it, as in Karmada: a cluster that left the federation (or never joined) gets no
+// workload. The Cluster's creation re-syncs the binding, so it is not retried meanwhile.
+type ClusterNotFoundError struct {
+	Cluster string
+	Err     error
+}
+
+func (e *ClusterNotFoundError) Error() string         { return e.Err.Error() }
+func (e *ClusterNotFoundError) Unwrap() error         { return e.Err }
+func (e *ClusterNotFoundError) FailureReason() string { return ReasonClusterNotFound }

@@ -3,13 +3,126 @@
 package bindingcontroller
 
 import (
+	"context"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
+	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/render"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// workByBindingIndex indexes Works by the binding their annotations name. Annotations, not
+// the permanent-id label, so that a recreated binding still finds the Works its previous
+// incarnation left behind.
+const workByBindingIndex = "binding.work.karmada.io/owner"
+
+func bindingIndexValue(k render.BindingKind, namespace, name string) string {
+	return string(k) + "/" + types.NamespacedName{Namespace: namespace, Name: name}.String()
+}
+
+// bindingOfWork returns the binding a Work's annotations name, and false for a Work that
+// names none (not ours).
+func bindingOfWork(obj client.Object) (render.BindingKind, types.NamespacedName, bool) {
+	a := obj.GetAnnotations()
+	if name, ok := a[workv1alpha2.ClusterResourceBindingNameAnnotation]; ok && name != "" {
+		return render.ClusterResourceBindingKind, types.NamespacedName{Name: name}, true
+	}
+	namespace, okNS := a[workv1alpha2.ResourceBindingNamespaceAnnotation]
+	name, okName := a[workv1alpha2.ResourceBindingNameAnnotation]
+	if okNS && okName && name != "" {
+		return render.ResourceBindingKind, types.NamespacedName{Namespace: namespace, Name: name}, true
+	}
+	return "", types.NamespacedName{}, false
+}
+
+func indexWorkByBinding(obj client.Object) []string {
+	k, key, ok := bindingOfWork(obj)
+	if !ok {
+		return nil
+	}
+	return []string{bindingIndexValue(k, key.Namespace, key.Name)}
+}
+
+// Indexes of bindings, so that a policy or Cluster change re-syncs exactly the bindings
+// it concerns instead of every binding.
+const (
+	// bindingByTemplateIndex holds templateIndexValues of spec.resource.
+	bindingByTemplateIndex = "binding.work.karmada.io/template"
+	// bindingByClusterIndex holds the names of the clusters the binding targets.
+	bindingByClusterIndex = "binding.work.karmada.io/cluster"
+)
+
+func templateRefOfBinding(obj client.Object, spec *workv1alpha2.ResourceBindingSpec) templateRef {
+	ref := templateRefOfResource(spec.Resource)
+	if ref.Namespace == "" {
+		// A ResourceBinding's template lives in the binding's namespace.
+		ref.Namespace = obj.GetNamespace()
+	}
+	return ref
+}
+
+func indexBindings(ctx context.Context, indexer client.FieldIndexer) error {
+	for _, k := range []bindingAPI{resourceBinding, clusterResourceBinding} {
+		specOf := k.specOf
+		if err := indexer.IndexField(ctx, k.newObject(), bindingByTemplateIndex, func(obj client.Object) []string {
+			return templateIndexValues(templateRefOfBinding(obj, specOf(obj)))
+		}); err != nil {
+			return err
+		}
+		if err := indexer.IndexField(ctx, k.newObject(), bindingByClusterIndex, func(obj client.Object) []string {
+			var clusters []string
+			for _, t := range render.Targets(specOf(obj)) {
+				clusters = append(clusters, t.Cluster)
+			}
+			return clusters
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Indexes that let a ResourceInterpreterCustomization or ResourceInterpreterWebhookConfiguration
+// change re-sync exactly the bindings of the kinds it targets, and let a sync find the
+// customizations of its template's kind.
+const (
+	// bindingByTemplateKindIndex holds kindKey of spec.resource.
+	bindingByTemplateKindIndex = "binding.work.karmada.io/template-kind"
+	// customizationByTargetIndex holds kindKey of spec.target.
+	customizationByTargetIndex = "config.karmada.io/target"
+)
+
+// kindKey is how both indexes name a kind: group, version and kind, as Karmada matches a
+// customization to a resource.
+func kindKey(apiVersion, kind string) string {
+	return schema.FromAPIVersionAndKind(apiVersion, kind).String()
+}
+
+// setupInterpreterIndexes registers the bindings' template-kind index and, when the API
+// server serves them, the customizations' target index.
+func setupInterpreterIndexes(ctx context.Context, indexer client.FieldIndexer, customizationsServed bool) error {
+	for _, k := range []bindingAPI{resourceBinding, clusterResourceBinding} {
+		specOf := k.specOf
+		if err := indexer.IndexField(ctx, k.newObject(), bindingByTemplateKindIndex, func(obj client.Object) []string {
+			ref := specOf(obj).Resource
+			return []string{kindKey(ref.APIVersion, ref.Kind)}
+		}); err != nil {
+			return err
+		}
+	}
+	if !customizationsServed {
+		return nil
+	}
+	return indexer.IndexField(ctx, &configv1alpha1.ResourceInterpreterCustomization{}, customizationByTargetIndex, func(obj client.Object) []string {
+		t := obj.(*configv1alpha1.ResourceInterpreterCustomization).Spec.Target
+		return []string{kindKey(t.APIVersion, t.Kind)}
+	})
+}
 
 // Finding the bindings a policy change affects, without fetching templates.
 //

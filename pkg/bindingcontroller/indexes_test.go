@@ -6,12 +6,11 @@ import (
 	"slices"
 	"testing"
 
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/overridepolicy"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
-	"github.com/binding-controller/binding-controller/pkg/overridepolicy"
 )
 
 func TestTemplateIndexValues(t *testing.T) {

@@ -8,9 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/binding-controller/binding-controller/pkg/apis"
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -27,14 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/binding-controller/binding-controller/pkg/apis"
-	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
-	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/pkg/render"
-	"github.com/binding-controller/binding-controller/pkg/workapply"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 const seedWorkName = "nginx-687f7fb96f"
@@ -441,5 +443,185 @@ func TestFinalizerPatchTouchesNothingElse(t *testing.T) {
 	if len(status) != 2 || status["status"] == nil || len(status["status"].(map[string]any)) != 1 ||
 		status["metadata"].(map[string]any)["resourceVersion"] == nil {
 		t.Fatalf("status patch %s, want only status.conditions guarded by resourceVersion", statusPatches[0])
+	}
+}
+
+// panicOnCreateIn stands for a bug in one cluster's render or apply.
+func panicOnCreateIn(namespace string) interceptor.Funcs {
+	return interceptor.Funcs{Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if obj.GetNamespace() == namespace {
+			panic("injected fault")
+		}
+		return cl.Create(ctx, obj, opts...)
+	}}
+}
+
+// logLines collects what the reconciler logs; clusters log from several goroutines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) add(prefix, args string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, args)
+}
+
+func (l *logLines) containing(part string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range l.lines {
+		if strings.Contains(line, part) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// A panic in one cluster's sync fails that cluster only, whether clusters are synced one
+// after another or several at once: the process lives, the other clusters get their Works,
+// and the failure is reported and retried like any other.
+func TestPanicInOneClusterFailsThatClusterOnly(t *testing.T) {
+	clusters := []string{"member1", "member2", "member3", "member4"}
+	for _, concurrency := range []int{1, 4} {
+		t.Run(fmt.Sprintf("concurrency %d", concurrency), func(t *testing.T) {
+			h := newHarness(t, panicOnCreateIn("karmada-es-member2"), seedDeployment(), seedBinding(clusters...))
+			h.r.ClusterSyncConcurrency = concurrency
+			logs := &logLines{}
+			ctx := ctrl.LoggerInto(context.Background(), funcr.New(logs.add, funcr.Options{}))
+			failuresBefore := testutil.ToFloat64(clusterSyncFailures.WithLabelValues("member2", "Panic"))
+
+			res, err := h.r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
+
+			want := "cluster member2: panic while syncing work karmada-es-member2/nginx-687f7fb96f: injected fault"
+			if err == nil || err.Error() != want || !res.IsZero() {
+				t.Fatalf("Reconcile = %v, %v; want the error %q, retried with backoff", res, err, want)
+			}
+			for _, c := range clusters {
+				if got := h.liveWork(c); got != (c != "member2") {
+					t.Errorf("cluster %s: live work = %v, want %v", c, got, c != "member2")
+				}
+			}
+			cond := h.worksSynced()
+			wantCond := "3/4 clusters synced; member2: panic while syncing work karmada-es-member2/nginx-687f7fb96f: injected fault"
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Message != wantCond {
+				t.Errorf("WorksSynced = %+v, want False with message %q", cond, wantCond)
+			}
+			if got := testutil.ToFloat64(clusterSyncFailures.WithLabelValues("member2", "Panic")) - failuresBefore; got != 1 {
+				t.Errorf("failure counter {cluster=member2, reason=Panic} rose by %v, want 1", got)
+			}
+			panics := logs.containing(`"msg"="Panic while syncing work"`)
+			if len(panics) != 1 {
+				t.Fatalf("log lines %q, want one about the panic", logs.lines)
+			}
+			for _, part := range []string{`"cluster"="member2"`, `"work"="karmada-es-member2/nginx-687f7fb96f"`,
+				`"error"="cluster member2: panic while syncing`, `"stack"=`, "panicOnCreateIn"} {
+				if !strings.Contains(panics[0], part) {
+					t.Errorf("panic log line %q lacks %q", panics[0], part)
+				}
+			}
+		})
+	}
+}
+
+// Bindings and clusters come and go for as long as the controller runs. What it keeps per
+// binding (stuck warnings, blocked clusters) and per cluster (the blocked gauge, the
+// failure counter) must go with them, and a binding naming clusters that cannot exist
+// must not add series at all.
+func TestTrackersAndSeriesDoNotGrowAsBindingsAndClustersComeAndGo(t *testing.T) {
+	const bindings = 60
+	ctx := context.Background()
+	key := func(i int) types.NamespacedName {
+		return types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("soak-%d", i)}
+	}
+	blockedCluster := func(i int) string { return fmt.Sprintf("soak-blocked-%d", i) }
+	objs := []client.Object{seedDeployment()}
+	for i := 0; i < bindings; i++ {
+		// One cluster each that a terminating Work blocks (for half of them for longer than
+		// StuckWorkWarningAfter), and two names no cluster can have.
+		rb := seedBinding(blockedCluster(i), fmt.Sprintf("Bad_Name_%d", i), strings.Repeat("long", 80)+fmt.Sprint(i))
+		rb.Name = key(i).Name
+		old := terminatingWork(blockedCluster(i))
+		old.Annotations[workv1alpha2.ResourceBindingNameAnnotation] = rb.Name
+		if i%2 == 0 {
+			old.DeletionTimestamp = &metav1.Time{Time: time.Now().Add(-10 * time.Minute)}
+		}
+		objs = append(objs, rb, old)
+	}
+	// The fake client keeps a deletionTimestamp only of objects it starts with.
+	h := newHarness(t, interceptor.Funcs{}, objs...)
+	gaugeBefore := testutil.CollectAndCount(blockedBindingsGauge)
+	failuresBefore := testutil.CollectAndCount(clusterSyncFailures)
+	reconcile := func(i int) {
+		t.Helper()
+		if _, err := h.r.Reconcile(ctx, ctrl.Request{NamespacedName: key(i)}); err != nil {
+			t.Fatalf("binding %d: %v", i, err)
+		}
+		h.events() // the fake recorder blocks once full
+	}
+	for i := 0; i < bindings; i++ {
+		reconcile(i)
+	}
+	if got := len(h.r.deletionWaits.byCluster); got != bindings {
+		t.Fatalf("%d clusters tracked as blocking, want %d", got, bindings)
+	}
+	if got := len(h.r.stuck.warned); got != bindings/2 {
+		t.Fatalf("%d bindings with stuck warnings, want %d", got, bindings/2)
+	}
+
+	// Everything goes: the bindings, their Works once the execution side lets them go,
+	// and the blocked clusters.
+	for i := 0; i < bindings; i++ {
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := h.client.Get(ctx, key(i), rb); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.client.Delete(ctx, rb); err != nil {
+			t.Fatal(err)
+		}
+		reconcile(i)
+		if err := h.client.Get(ctx, key(i), rb); !apierrors.IsNotFound(err) {
+			t.Fatalf("binding %d still there: %v", i, err)
+		}
+	}
+	works := &workv1alpha1.WorkList{}
+	if err := h.client.List(ctx, works); err != nil {
+		t.Fatal(err)
+	}
+	for i := range works.Items {
+		w := &works.Items[i]
+		w.Finalizers = nil
+		if err := h.client.Update(ctx, w); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < bindings; i++ {
+		reconcile(i) // the binding's deletion event: reconcileGone
+	}
+	clusterGone := forgetDeletedClusters()
+	for i := 0; i < bindings; i++ {
+		cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: blockedCluster(i)}}
+		clusterGone.Delete(ctx, event.DeleteEvent{Object: cluster}, nil)
+	}
+
+	if n := len(h.r.deletionWaits.byCluster); n != 0 {
+		t.Errorf("%d clusters still tracked as blocking after everything went, want 0", n)
+	}
+	if n := len(h.r.stuck.warned); n != 0 {
+		t.Errorf("%d deleted bindings still have stuck warnings remembered, want 0", n)
+	}
+	if n := testutil.CollectAndCount(blockedBindingsGauge); n != gaugeBefore {
+		t.Errorf("blocked_bindings has %d series after everything went, want %d as before", n, gaugeBefore)
+	}
+	// At most one new series: {cluster="<invalid>", reason="RenderFailed"} for all the
+	// names no cluster can have.
+	if n := testutil.CollectAndCount(clusterSyncFailures); n > failuresBefore+1 {
+		t.Errorf("cluster_sync_failures_total has %d series after %d bindings came and went, want at most %d",
+			n, bindings, failuresBefore+1)
+	}
+	if got := testutil.ToFloat64(clusterSyncFailures.WithLabelValues(invalidClusterLabel, workapply.ReasonRenderFailed)); got < 2*bindings {
+		t.Errorf("failures counted under %q = %v, want at least %d", invalidClusterLabel, got, 2*bindings)
 	}
 }

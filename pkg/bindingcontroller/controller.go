@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package bindingcontroller turns ResourceBindings and ClusterResourceBindings into one
+// Work per target cluster. Every cluster is synced on its own: a cluster that fails is
+// reported and retried while the others keep their Works.
+package bindingcontroller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
+	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/cacheable"
+	"github.com/binding-controller/binding-controller/pkg/interpreter"
+	"github.com/binding-controller/binding-controller/pkg/recent"
+	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=work.karmada.io,resources=works,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Reconciler syncs one kind of binding to its Works.
+type Reconciler struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server itself, for the rare reads the cache cannot answer.
+	APIReader client.Reader
+	// Recorder records core/v1 events, as Karmada's controllers do, under the name of
+	// Karmada's controller for this kind of binding (bindingAPI.eventComponent).
+	Recorder record.EventRecorder
+	// Kind is the kind of binding this reconciler serves.
+	Kind render.BindingKind
+	// ClusterSyncConcurrency, BlockedWorkRecheckInterval, StuckWorkWarningAfter: see
+	// Options; zero takes the default.
+	ClusterSyncConcurrency     int
+	BlockedWorkRecheckInterval time.Duration
+	StuckWorkWarningAfter      time.Duration
+
+	// Served says which optional inputs the API server serves.
+	Served ServedAPIs
+	// Interpreter revises replicas of kinds with interpreter hooks; nil: one with the
+	// bundled customizations only.
+	Interpreter *interpreter.Interpreter
+
+	// Ledger remembers what was written, so a resync of current Works costs no request.
+	Ledger *workapply.Ledger
+	// WorkWriter creates and updates Works; nil writes them through Client.
+	WorkWriter workapply.Writer
+	// TemplateKinds refuses template kinds the cache could never list; nil trusts every kind.
+	TemplateKinds *cacheable.Kinds
+
+	deletionWaits *deletionWaits
+	stuck         *stuckWarnings
+	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
+	watchesWorks bool
+	// queue is the controller's queue, set once it starts (queueReady closed); nil when
+	// Reconcile is called directly.
+	queue      *bindingQueue
+	queueReady chan struct{}
+	// parking holds the re-verifications that came up before the ledger was primed.
+	parking *primingParking
+	// released are the bindings whose finalizer this process let go. The cache may still
+	// show such a binding alive for a moment after it is gone, and a sync of that stale
+	// copy would write Works nobody will ever delete.
+	released *recent.UIDs
+}
+
+// releasedMemory is how long a released binding is remembered: far longer than any cache lag.
+const releasedMemory = 10 * time.Minute
+
+// NewReconciler returns a Reconciler for kind with the given settings; zero settings
+// take their defaults (DefaultOptions).
+func NewReconciler(r Reconciler) *Reconciler {
+	d := DefaultOptions()
+	if r.ClusterSyncConcurrency <= 0 {
+		r.ClusterSyncConcurrency = d.ClusterSyncConcurrency
+	}
+	if r.BlockedWorkRecheckInterval <= 0 {
+		r.BlockedWorkRecheckInterval = d.BlockedWorkRecheckInterval
+	}
+	if r.StuckWorkWarningAfter <= 0 {
+		r.StuckWorkWarningAfter = d.StuckWorkWarningAfter
+	}
+	if r.deletionWaits == nil {
+		r.deletionWaits = newDeletionWaits()
+	}
+	if r.Ledger == nil {
+		r.Ledger = workapply.NewLedger()
+	}
+	if r.Interpreter == nil {
+		r.Interpreter = interpreter.New(interpreter.Options{})
+	}
+	r.watchesWorks = true
+	r.released = recent.NewUIDs(releasedMemory)
+	r.stuck = newStuckWarnings()
+	r.queueReady = make(chan struct{})
+	r.parking = &primingParking{}
+	return &r
+}
+
+// Reconcile only fetches and dispatches; the phases live in sync.go and delete.go.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if ready, err := r.awaitPriming(ctx, req); !ready {
+		return ctrl.Result{}, err
+	}
+	k := bindingAPIOf(r.Kind)
+	obj := k.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return r.reconcileGone(ctx, k, req.NamespacedName)
+		}
+		return ctrl.Result{}, err
+	}
+	if r.released.Has(obj.GetUID()) {
+		// A stale cached copy of a binding this process already let go.
+		return ctrl.Result{}, nil
+	}
+	s := newScope(k, obj)
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("binding", klog.KObj(obj)))
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	return r.reconcile(ctx, s)
+}
+
+func (r *Reconciler) applier() *workapply.Applier {
+	return &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger, Writer: r.WorkWriter}
+}
+
+// Controller names, as --controllers knows them.
+const (
+	ResourceBindingControllerName        = "resourcebinding"
+	ClusterResourceBindingControllerName = "clusterresourcebinding"
+)
+
+// Setup registers the Work index and the enabled binding controllers with mgr.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("indexing works by binding: %w", err)
+	}
+	opts = opts.withDefaults()
+	apis := ServedAPIs{
+		OverridePolicies: served(mgr, policyv1alpha1.GroupVersion.WithKind("OverridePolicy")) &&
+			served(mgr, policyv1alpha1.GroupVersion.WithKind("ClusterOverridePolicy")),
+		Clusters:       served(mgr, clusterv1alpha1.GroupVersion.WithKind("Cluster")),
+		Customizations: served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization")),
+		Webhooks:       served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration")),
+	}
+	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", apis.OverridePolicies, "clustersServed", apis.Clusters,
+		"interpreterCustomizationsServed", apis.Customizations, "interpreterWebhooksServed", apis.Webhooks)
+	if err := setupInterpreterIndexes(ctx, mgr.GetFieldIndexer(), apis.Customizations); err != nil {
+		return fmt.Errorf("indexing for the resource interpreter: %w", err)
+	}
+	resourceInterpreter := newInterpreter(mgr.GetClient(), apis)
+	// One tracker for both kinds: they report into the same per-cluster gauge.
+	deletionWaits := newDeletionWaits()
+	ledger := workapply.NewLedger()
+	if err := primeLedgerOnStart(mgr, ledger, mgr.GetAPIReader()); err != nil {
+		return err
+	}
+	workWriter, err := workapply.NewMetadataWriter(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
+	discovery, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("creating a discovery client: %w", err)
+	}
+	templateKinds := cacheable.NewKinds(discovery, mgr.GetAPIReader())
+	warmer := &templateCacheWarmer{cache: mgr.GetCache(), mapper: mgr.GetRESTMapper(), kinds: templateKinds, log: mgr.GetLogger()}
+	for _, c := range []struct {
+		name    string
+		kind    render.BindingKind
+		workers int
+	}{
+		{ResourceBindingControllerName, render.ResourceBindingKind, opts.ResourceBindingWorkers},
+		{ClusterResourceBindingControllerName, render.ClusterResourceBindingKind, opts.ClusterResourceBindingWorkers},
+	} {
+		if opts.Enabled != nil && !opts.Enabled[c.name] {
+			continue
+		}
+		warmer.bindings = append(warmer.bindings, bindingAPIOf(c.kind))
+		r := NewReconciler(Reconciler{
+			Client:                     mgr.GetClient(),
+			APIReader:                  mgr.GetAPIReader(),
+			Recorder:                   mgr.GetEventRecorderFor(bindingAPIOf(c.kind).eventComponent), //nolint:staticcheck // core/v1, as Karmada's
+			Kind:                       c.kind,
+			ClusterSyncConcurrency:     opts.ClusterSyncConcurrency,
+			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,
+			StuckWorkWarningAfter:      opts.StuckWorkWarningAfter,
+			Ledger:                     ledger,
+			WorkWriter:                 workWriter,
+			TemplateKinds:              templateKinds,
+			Served:                     apis,
+			Interpreter:                resourceInterpreter,
+			deletionWaits:              deletionWaits,
+		})
+		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
+			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
+		}
+	}
+	if len(warmer.bindings) > 0 {
+		if err := mgr.Add(warmer); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// served tells whether the API server serves gvk. Karmada serves Clusters from its
+// aggregated API server; a bare API server may serve neither Clusters nor policies.
+func served(mgr ctrl.Manager, gvk schema.GroupVersionKind) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil
+}
+
+// SetupIndexes registers the Work and binding indexes both binding controllers use. Call it
+// once per manager.
+func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, workapply.WorkMetadata(), workByBindingIndex, indexWorkByBinding); err != nil {
+		return err
+	}
+	return indexBindings(ctx, indexer)
+}
+
+// Options configure both binding controllers. DefaultOptions holds every default; a zero
+// field takes its default (withDefaults), so callers set only what they change.
+type Options struct {
+	// Controllers that run, by name; nil runs both.
+	Enabled map[string]bool
+	// ResourceBindingWorkers and ClusterResourceBindingWorkers are how many bindings of
+	// each kind sync at once.
+	ResourceBindingWorkers        int
+	ClusterResourceBindingWorkers int
+	// ClusterSyncConcurrency bounds how many clusters of one binding are written at once.
+	ClusterSyncConcurrency int
+	RateLimiter            RateLimiterOptions
+	// BlockedWorkRecheckInterval is how long a binding whose only failures are blocked
+	// clusters waits before it looks again, should the Work's deletion event be missed.
+	BlockedWorkRecheckInterval time.Duration
+	// StuckWorkWarningAfter is how long a cluster may stay blocked before one
+	// WorkStuckDeleting event is raised.
+	StuckWorkWarningAfter time.Duration
+	// DisableWorkWatch leaves recovery to the retry backoff alone, as Karmada's controller
+	// does. Only for measuring what the watch buys (make bench-recovery).
+	DisableWorkWatch bool
+}
+
+// DefaultOptions returns the defaults: Karmada's where Karmada has the same knob.
+func DefaultOptions() Options {
+	return Options{
+		ResourceBindingWorkers:        5,
+		ClusterResourceBindingWorkers: 5,
+		ClusterSyncConcurrency:        8,
+		RateLimiter: RateLimiterOptions{
+			BaseDelay: 5 * time.Millisecond, MaxDelay: 1000 * time.Second, QPS: 10, BucketSize: 100,
+		},
+		BlockedWorkRecheckInterval: 30 * time.Second,
+		StuckWorkWarningAfter:      5 * time.Minute,
+	}
+}
+
+// withDefaults fills every zero field from DefaultOptions.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.ResourceBindingWorkers <= 0 {
+		o.ResourceBindingWorkers = d.ResourceBindingWorkers
+	}
+	if o.ClusterResourceBindingWorkers <= 0 {
+		o.ClusterResourceBindingWorkers = d.ClusterResourceBindingWorkers
+	}
+	if o.ClusterSyncConcurrency <= 0 {
+		o.ClusterSyncConcurrency = d.ClusterSyncConcurrency
+	}
+	o.RateLimiter = o.RateLimiter.withDefaults()
+	if o.BlockedWorkRecheckInterval <= 0 {
+		o.BlockedWorkRecheckInterval = d.BlockedWorkRecheckInterval
+	}
+	if o.StuckWorkWarningAfter <= 0 {
+		o.StuckWorkWarningAfter = d.StuckWorkWarningAfter
+	}
+	return o
+}
+
+// ServedAPIs says which of the controller's optional inputs the API server serves: what
+// it does not serve is neither read nor watched. Karmada serves all of them (Clusters
+// from its aggregated API server); a bare API server may serve none.
+type ServedAPIs struct {
+	// OverridePolicies: both OverridePolicy and ClusterOverridePolicy.
+	OverridePolicies bool
+	Clusters         bool
+	// Customizations: ResourceInterpreterCustomizations, watched when served.
+	Customizations bool
+	// Webhooks: ResourceInterpreterWebhookConfigurations, watched and read from the
+	// cache when served.
+	Webhooks bool
+}
+
+// bindingAPI holds what differs between ResourceBindings and ClusterResourceBindings; the sync
+// path itself is shared.
+type bindingAPI struct {
+	render.BindingKind
+	finalizer string
+	// legacyName is how Karmada v1.13 named this kind in its "Failed to transform" log
+	// line, which we keep word for word: operators grep for it.
+	legacyName string
+	// eventComponent is the source.component of this kind's events: the name of Karmada's
+	// controller for it, which event exporters and alert rules select on.
+	eventComponent string
+	newObject      func() client.Object
+	newList        func() client.ObjectList
+	keysOf         func(client.ObjectList) []types.NamespacedName
+	specOf         func(client.Object) *workv1alpha2.ResourceBindingSpec
+	conditionsOf   func(client.Object) *[]metav1.Condition
+}
+
+var resourceBinding = bindingAPI{
+	BindingKind: render.ResourceBindingKind,
+	finalizer:   workv1alpha2.BindingControllerFinalizer,
+	legacyName:  "resourceBinding",
+	// Karmada: pkg/controllers/binding ControllerName.
+	eventComponent: "binding-controller",
+	newObject:      func() client.Object { return &workv1alpha2.ResourceBinding{} },
+	newList:        func() client.ObjectList { return &workv1alpha2.ResourceBindingList{} },
+	keysOf: func(l client.ObjectList) []types.NamespacedName {
+		var keys []types.NamespacedName
+		for _, b := range l.(*workv1alpha2.ResourceBindingList).Items {
+			keys = append(keys, client.ObjectKeyFromObject(&b))
+		}
+		return keys
+	},
+	specOf: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
+		return &o.(*workv1alpha2.ResourceBinding).Spec
+	},
+	conditionsOf: func(o client.Object) *[]metav1.Condition {
+		return &o.(*workv1alpha2.ResourceBinding).Status.Conditions
+	},
+}
+
+var clusterResourceBinding = bindingAPI{
+	BindingKind: render.ClusterResourceBindingKind,
+	finalizer:   workv1alpha2.ClusterResourceBindingControllerFinalizer,
+	legacyName:  "clusterResourceBinding",
+	// Karmada: pkg/controllers/binding ClusterResourceBindingControllerName.
+	eventComponent: "cluster-resource-binding-controller",
+	newObject:      func() client.Object { return &workv1alpha2.ClusterResourceBinding{} },
+	newList:        func() client.ObjectList { return &workv1alpha2.ClusterResourceBindingList{} },
+	keysOf: func(l client.ObjectList) []types.NamespacedName {
+		var keys []types.NamespacedName
+		for _, b := range l.(*workv1alpha2.ClusterResourceBindingList).Items {
+			keys = append(keys, client.ObjectKeyFromObject(&b))
+		}
+		return keys
+	},
+	specOf: func(o client.Object) *workv1alpha2.ResourceBindingSpec {
+		return &o.(*workv1alpha2.ClusterResourceBinding).Spec
+	},
+	conditionsOf: func(o client.Object) *[]metav1.Condition {
+		return &o.(*workv1alpha2.ClusterResourceBinding).Status.Conditions
+	},
+}
+
+func bindingAPIOf(k render.BindingKind) bindingAPI {
+	if k == render.ClusterResourceBindingKind {
+		return clusterResourceBinding
+	}
+	return resourceBinding
+}
+
+// named names the binding of this kind at key, as String does; key need not exist.
+func (k bindingAPI) named(key types.NamespacedName) string {
+	return fmt.Sprintf("%s(%s)", k.BindingKind, objectKey(key))
+}
+
+// objectKey is ns/name, or name alone for a cluster-scoped object (NamespacedName.String
+// would print "/name").
+func objectKey(key types.NamespacedName) string {
+	if key.Namespace == "" {
+		return key.Name
+	}
+	return key.String()
+}
+
+// scope is what one reconcile of one binding gathers once and its phases share.
+type scope struct {
+	bindingAPI
+	obj     client.Object
+	binding render.Binding
+	started time.Time
+	// rendered holds the annotations of each target's rendered Work (render.Targets'
+	// order; nil where rendering failed), which record the override policies applied.
+	rendered []map[string]string
+}
+
+func newScope(k bindingAPI, obj client.Object) *scope {
+	s := &scope{bindingAPI: k, started: time.Now()}
+	s.rebase(obj)
+	return s
+}
+
+// rebase makes obj, a newer copy of the same binding, the one the phases read and patch.
+func (s *scope) rebase(obj client.Object) {
+	s.obj = obj
+	s.binding = render.Binding{
+		Kind:        s.BindingKind,
+		Namespace:   obj.GetNamespace(),
+		Name:        obj.GetName(),
+		PermanentID: obj.GetLabels()[s.PermanentIDLabel()],
+		Spec:        s.specOf(obj),
+	}
+}
+
+// String names the binding the way current Karmada's events do:
+// ResourceBinding(ns/name), ClusterResourceBinding(name).
+func (s *scope) String() string {
+	return s.named(client.ObjectKeyFromObject(s.obj))
+}
+
+// legacyName names the binding as Karmada v1.13's log line did: resourceBinding(ns/name),
+// clusterResourceBinding(name).
+func (s *scope) legacyName() string {
+	return fmt.Sprintf("%s(%s)", s.bindingAPI.legacyName, objectKey(client.ObjectKeyFromObject(s.obj)))
+}
+
+// indexKey is the value under which this binding's Works are indexed.
+func (s *scope) indexKey() string {
+	return bindingIndexValue(s.BindingKind, s.obj.GetNamespace(), s.obj.GetName())
+}
