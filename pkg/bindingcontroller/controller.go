@@ -16,6 +16,7 @@ import (
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/cacheable"
 	"github.com/binding-controller/binding-controller/pkg/interpreter"
+	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
 	"github.com/binding-controller/binding-controller/pkg/recent"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -171,7 +172,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	deletionWaits := newDeletionWaits()
 	ledger := workapply.NewLedger()
-	if err := primeLedgerOnStart(mgr, ledger, mgr.GetAPIReader()); err != nil {
+	var checkpoint *ledgercheckpoint.Store
+	if cp := opts.LedgerCheckpoint; cp.Interval > 0 {
+		checkpoint = &ledgercheckpoint.Store{Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Namespace: cp.Namespace, Name: cp.Name}
+		if err := mgr.Add(&ledgerCheckpointer{store: checkpoint, ledger: ledger, cache: mgr.GetCache(), interval: cp.Interval, log: mgr.GetLogger()}); err != nil {
+			return err
+		}
+	}
+	if err := primeLedgerOnStart(mgr, ledger, mgr.GetAPIReader(), checkpoint); err != nil {
 		return err
 	}
 	workWriter, err := workapply.NewMetadataWriter(mgr.GetConfig(), mgr.GetHTTPClient())
@@ -260,6 +268,17 @@ type Options struct {
 	// DisableWorkWatch leaves recovery to the retry backoff alone, as Karmada's controller
 	// does. Only for measuring what the watch buys (make bench-recovery).
 	DisableWorkWatch bool
+	// LedgerCheckpoint is where the Work ledger's checkpoint is kept; a zero Interval
+	// keeps none, and every start lists the Works.
+	LedgerCheckpoint LedgerCheckpointOptions
+}
+
+// LedgerCheckpointOptions name the ConfigMaps of the Work ledger's checkpoint
+// (<Name>-<i> in Namespace) and how often the leader saves it when the ledger changed.
+type LedgerCheckpointOptions struct {
+	Namespace string
+	Name      string
+	Interval  time.Duration
 }
 
 // DefaultOptions returns the defaults: Karmada's where Karmada has the same knob.

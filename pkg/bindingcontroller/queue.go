@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	"github.com/go-logr/logr"
 	"golang.org/x/time/rate"
@@ -216,14 +217,15 @@ func NewRateLimiter(o RateLimiterOptions) workqueue.TypedRateLimiter[reconcile.R
 // Works priming did not reach are read on their first sync instead.
 const primingTimeout = 2 * time.Minute
 
-// primeLedgerOnStart fills the ledger from a paged list of the Works (read through
-// reader) while the informers make their initial lists: a restart then costs a few list
-// requests instead of one read per Work, and priming overlaps those lists instead of
-// following them. Re-verifications wait for it (awaitPriming); a failure only costs
-// those reads.
-func primeLedgerOnStart(mgr ctrl.Manager, ledger *workapply.Ledger, reader client.Reader) error {
+// primeLedgerOnStart fills the ledger while the informers make their initial lists:
+// from the checkpoint (store, when not nil) and the cached Work metadata when the
+// checkpoint vouches for nearly every Work, else from a paged list of the Works (read
+// through reader). A restart then costs no read of each Work, and priming overlaps those
+// lists instead of following them. Re-verifications wait for it (awaitPriming); a
+// failure only costs those reads.
+func primeLedgerOnStart(mgr ctrl.Manager, ledger *workapply.Ledger, reader client.Reader, store *ledgercheckpoint.Store) error {
 	ledger.ExpectPriming()
-	return mgr.Add(&ledgerPrimer{cache: mgr.GetCache(), reader: reader, ledger: ledger, log: mgr.GetLogger()})
+	return mgr.Add(&ledgerPrimer{cache: mgr.GetCache(), reader: reader, ledger: ledger, store: store, log: mgr.GetLogger()})
 }
 
 // ledgerPrimer is a runnable in the manager's group of caches.
@@ -231,6 +233,7 @@ type ledgerPrimer struct {
 	cache  cache.Cache
 	reader client.Reader
 	ledger *workapply.Ledger
+	store  *ledgercheckpoint.Store
 	log    logr.Logger
 }
 
@@ -239,8 +242,9 @@ type ledgerPrimer struct {
 // the cache returned here (the manager's own, which it waits for anyway) to sync. Any
 // other group starts only once the caches have synced (15–25 s at 100,000 Works).
 // Priming early is safe on a standby: it only reads, and an entry vouches for a Work only
-// while the Work's UID and generation are the ones primed. The price is one paged list of
-// the Works per replica start, standbys included.
+// while the Work's UID and generation are the ones primed. The price is one list of the
+// checkpoint's few ConfigMaps per replica start, standbys included, or one paged list of
+// the Works when there is no checkpoint to trust.
 func (p *ledgerPrimer) GetCache() cache.Cache { return p.cache }
 
 func (p *ledgerPrimer) Start(ctx context.Context) error {
@@ -248,6 +252,19 @@ func (p *ledgerPrimer) Start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, primingTimeout)
 	defer cancel()
 	start := time.Now()
+	if p.store != nil {
+		added, uncovered, err := primeFromCheckpoint(ctx, p.ledger, p.store, p.cache)
+		logger := p.log.WithValues("works", added, "uncovered", uncovered, "took", time.Since(start).Round(time.Millisecond).String())
+		switch {
+		case err == nil && uncovered*checkpointMissShare <= added+uncovered:
+			logger.Info("Primed the Work ledger from its checkpoint; the uncovered Works are read on their first sync")
+			return nil
+		case err != nil:
+			logger.Error(err, "Could not prime the Work ledger from its checkpoint; listing the Works instead")
+		default:
+			logger.Info("The Work ledger checkpoint misses too many Works; listing the Works instead")
+		}
+	}
 	n, err := p.ledger.Prime(ctx, p.reader)
 	logger := p.log.WithValues("works", n, "took", time.Since(start).Round(time.Millisecond).String())
 	if err != nil {

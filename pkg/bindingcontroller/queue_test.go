@@ -241,7 +241,7 @@ func TestTheLedgerIsPrimedWhileTheCachesMakeTheirInitialLists(t *testing.T) {
 			return c.List(ctx, list, opts...)
 		}}).Build()
 	ledger := workapply.NewLedger()
-	if err := primeLedgerOnStart(mgr, ledger, reader); err != nil {
+	if err := primeLedgerOnStart(mgr, ledger, reader, nil); err != nil {
 		t.Fatal(err)
 	}
 	leaderStarted := make(chan struct{})

@@ -122,6 +122,11 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		BlockedWorkRecheckInterval:    o.BlockedWorkRecheckInterval,
 		StuckWorkWarningAfter:         o.StuckWorkWarningAfter,
 		DisableWorkWatch:              !o.WatchWorks,
+		LedgerCheckpoint: bindingcontroller.LedgerCheckpointOptions{
+			Namespace: o.LeaderElectResourceNamespace,
+			Name:      o.LeaderElectResourceName + "-work-ledger",
+			Interval:  o.WorkLedgerCheckpointInterval,
+		},
 	}); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,9 @@ type Ledger struct {
 	// deleted are the UIDs of Works this process deleted lately. The cache shows such a
 	// Work alive until its deletion event arrives; knowing it is gone spares a second DELETE.
 	deleted *recent.UIDs
+	// changes counts puts and drops, so that a saved copy of the vouches can tell
+	// whether it is still whole (Changes).
+	changes atomic.Uint64
 }
 
 // deletedMemory is how long a deleted Work's UID is remembered: far longer than any cache lag.
@@ -78,6 +82,7 @@ func (l *Ledger) put(key types.NamespacedName, e ledgerEntry) {
 		l.unindex(old.owner, key)
 	}
 	l.entries[key] = e
+	l.changes.Add(1)
 	keys := l.byOwner[e.owner]
 	if keys == nil {
 		keys = map[types.NamespacedName]struct{}{}
@@ -90,6 +95,7 @@ func (l *Ledger) put(key types.NamespacedName, e ledgerEntry) {
 func (l *Ledger) drop(key types.NamespacedName) {
 	if e, ok := l.entries[key]; ok {
 		delete(l.entries, key)
+		l.changes.Add(1)
 		l.unindex(e.owner, key)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
@@ -100,9 +101,10 @@ func (l *Ledger) vouchFor(work *workv1alpha1.Work) bool {
 }
 
 // namesBinding tells whether a Work's annotations name a binding: the controller's own.
-func namesBinding(work *workv1alpha1.Work) bool {
+func namesBinding(work metav1.Object) bool {
+	annotations := work.GetAnnotations()
 	for _, key := range ownershipAnnotations {
-		if work.Annotations[key] != "" {
+		if annotations[key] != "" {
 			return true
 		}
 	}

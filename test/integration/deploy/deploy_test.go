@@ -464,6 +464,7 @@ func expectControllerRBAC(dir string) {
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
 			Verbs: []string{"get", "create", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "create", "update", "delete"}},
 	}))
 	rb := typed[rbacv1.RoleBinding](find(dir, "RoleBinding", leaderElectionName))
 	Expect(rb.Namespace).To(Equal(targetNamespace))

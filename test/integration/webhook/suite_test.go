@@ -71,6 +71,8 @@ var _ = BeforeSuite(func() {
 	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(testkit.JoinClusters(ctx, k8s, members...)).To(Succeed())
+	// The controller's own namespace, where it keeps its Work ledger checkpoint.
+	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-system"}})).To(Succeed())
 	startManager()
 	// Cleanups run last-registered first: the controller stops before the API server.
 	DeferCleanup(func() { stopMgr() })
@@ -84,6 +86,8 @@ func startManager() {
 	opts := testkit.InProcessOptions()
 	opts.RateLimiter.MaxDelay = 2 * time.Second
 	opts.SkipControllerNameValidation = true // restartManager builds a second one
+	// The Work ledger's checkpoint is off by default; these specs restart from it.
+	opts.WorkLedgerCheckpointInterval = 30 * time.Second
 	counted := rest.CopyConfig(cfg)
 	counted.WrapTransport = sent.wrap
 	stop, err := testkit.RunManager(ctx, counted, opts, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
@@ -99,7 +103,9 @@ func restartManager() {
 
 // requestCounter counts the manager's requests to the API server as they leave it, by
 // method and by what they concern: "GET work" reads one Work, "GET works" lists or
-// watches them, "PUT work" updates one, "POST event" records an event.
+// watches them, "PUT work" updates one, "POST event" records an event. "LIST whole works"
+// counts, apart, the lists of Works with their manifests (not as metadata, as the
+// informer lists them): those of the ledger's priming.
 type requestCounter struct {
 	mu sync.Mutex
 	n  map[string]int
@@ -112,6 +118,10 @@ func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 			c.n = map[string]int{}
 		}
 		c.n[req.Method+" "+concerns(req.URL.Path)]++
+		if req.Method == http.MethodGet && concerns(req.URL.Path) == "works" && req.URL.Query().Get("watch") != "true" &&
+			!strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata") {
+			c.n["LIST whole works"]++
+		}
 		c.n["all"]++
 		c.mu.Unlock()
 		return rt.RoundTrip(req)

@@ -19,6 +19,7 @@ import (
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
 	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
@@ -199,6 +200,40 @@ var _ = Describe("Works behind karmada-webhook", Ordered, func() {
 		Expect(got["POST event"]).To(BeZero(), "events recorded")
 		Expect(strings.Count(logs.String(), "successful.")).To(Equal(succeeded), "Sync work … successful. lines")
 		Expect(syncSucceededEvents()).To(Equal(events), "SyncWorkSucceed events")
+	})
+
+	It("read no manifest on a restart: the ledger is primed from the checkpoint the last process saved on shutdown", func() {
+		want := allBindings()
+		before, writes := settled(), workWrites("create")+workWrites("update")+workWrites("delete")
+		primed := strings.Count(logs.String(), "Primed the Work ledger from its checkpoint")
+		runs := reconciles()
+		restartManager()
+		Eventually(reconciles).Should(BeNumerically(">=", runs+float64(want)))
+		got := delta(before, settled())
+		By(fmt.Sprintf("a fresh manager reconciled %d bindings of %d Works with requests %v", want, len(keys), got))
+		Expect(strings.Count(logs.String(), "Primed the Work ledger from its checkpoint")).To(Equal(primed + 1))
+		Expect(got["LIST whole works"]).To(BeZero(), "lists of whole Works")
+		Expect(got["GET work"]).To(BeZero(), "reads of single Works")
+		Expect(workWrites("create")+workWrites("update")+workWrites("delete")).To(Equal(writes), "Work writes")
+		cms := &corev1.ConfigMapList{}
+		Expect(k8s.List(ctx, cms, client.InNamespace("karmada-system"), client.MatchingLabels{ledgercheckpoint.Label: "binding-controller-manager-work-ledger"})).To(Succeed())
+		Expect(cms.Items).To(HaveLen(1))
+		Expect(cms.Items[0].Name).To(Equal("binding-controller-manager-work-ledger-0"))
+	})
+
+	It("list the Works instead, and still read none of them one by one, when the checkpoint is gone", func() {
+		want := allBindings()
+		stopMgr()
+		Expect(k8s.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace("karmada-system"),
+			client.MatchingLabels{ledgercheckpoint.Label: "binding-controller-manager-work-ledger"})).To(Succeed())
+		before, writes := settled(), workWrites("create")+workWrites("update")+workWrites("delete")
+		runs := reconciles()
+		startManager()
+		Eventually(reconciles).Should(BeNumerically(">=", runs+float64(want)))
+		got := delta(before, settled())
+		Expect(got["LIST whole works"]).To(BeNumerically(">=", 1), "priming's list of whole Works")
+		Expect(got["GET work"]).To(BeZero(), "reads of single Works")
+		Expect(workWrites("create")+workWrites("update")+workWrites("delete")).To(Equal(writes), "Work writes")
 	})
 
 	It("rewrite each Work exactly once on a template change", func() {
