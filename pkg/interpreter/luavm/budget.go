@@ -22,8 +22,9 @@ const (
 	// maxSteps bounds the work of library functions that run in Go, over all of a
 	// call's find, match, gmatch, gsub (a step of the pattern matcher; a plain find, one
 	// per 64 bytes searched), table.sort (a comparison), string.byte, unpack,
-	// table.insert and table.remove (a value pushed or moved), "#" of a table the call
-	// filled (its length), and kube functions (fifty per value of a pod template):
+	// table.insert and table.remove (a value pushed or moved), "#" of a table with holes
+	// (the highest index the call stored in it), and kube functions (fifty per value of a
+	// pod template):
 	// ".-.-.-b" over 400 characters needs about 10^7 steps per start position. Ten
 	// million steps take about 0.1 s here.
 	maxSteps = 10_000_000
@@ -65,7 +66,8 @@ type budget struct {
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // newBudget returns the budget of a call on l that ends at deadline or with ctx. The
-// deadline is the budget's own, looked at every checkEvery instructions, not a context's:
+// deadline is the budget's own, looked at every checkClockEvery instructions and by the
+// library's long-running functions, not a context's:
 // a context.WithTimeout per call cost a timer.
 func newBudget(ctx context.Context, l *lua.LState, deadline time.Time) *budget {
 	return &budget{Context: ctx, l: l, deadline: deadline}
