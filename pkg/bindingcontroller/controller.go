@@ -14,6 +14,7 @@ import (
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/cacheable"
 	"github.com/binding-controller/binding-controller/pkg/interpreter"
 	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
@@ -72,10 +73,10 @@ type Reconciler struct {
 	watchesWorks bool
 	// queue is the controller's queue, set once it starts (queueReady closed); nil when
 	// Reconcile is called directly.
-	queue      *bindingQueue
+	queue      *bindingqueue.Queue
 	queueReady chan struct{}
 	// parking holds the re-verifications that came up before the ledger was primed.
-	parking *primingParking
+	parking *bindingqueue.Parking
 	// released are the bindings whose finalizer this process let go. The cache may still
 	// show such a binding alive for a moment after it is gone, and a sync of that stale
 	// copy would write Works nobody will ever delete.
@@ -111,7 +112,7 @@ func NewReconciler(r Reconciler) *Reconciler {
 	r.released = recent.NewUIDs(releasedMemory)
 	r.stuck = newStuckWarnings()
 	r.queueReady = make(chan struct{})
-	r.parking = &primingParking{}
+	r.parking = &bindingqueue.Parking{}
 	return &r
 }
 
@@ -219,7 +220,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			Interpreter:                resourceInterpreter,
 			deletionWaits:              deletionWaits,
 		})
-		if err := r.setupWithManager(mgr, c.name, c.workers, NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
+		if err := r.setupWithManager(mgr, c.name, c.workers, bindingqueue.NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
 		}
 	}
@@ -287,11 +288,9 @@ func DefaultOptions() Options {
 		ResourceBindingWorkers:        5,
 		ClusterResourceBindingWorkers: 5,
 		ClusterSyncConcurrency:        8,
-		RateLimiter: RateLimiterOptions{
-			BaseDelay: 5 * time.Millisecond, MaxDelay: 1000 * time.Second, QPS: 10, BucketSize: 100,
-		},
-		BlockedWorkRecheckInterval: 30 * time.Second,
-		StuckWorkWarningAfter:      5 * time.Minute,
+		RateLimiter:                   bindingqueue.DefaultRateLimiterOptions(),
+		BlockedWorkRecheckInterval:    30 * time.Second,
+		StuckWorkWarningAfter:         5 * time.Minute,
 	}
 }
 
@@ -307,7 +306,7 @@ func (o Options) withDefaults() Options {
 	if o.ClusterSyncConcurrency <= 0 {
 		o.ClusterSyncConcurrency = d.ClusterSyncConcurrency
 	}
-	o.RateLimiter = o.RateLimiter.withDefaults()
+	o.RateLimiter = o.RateLimiter.WithDefaults()
 	if o.BlockedWorkRecheckInterval <= 0 {
 		o.BlockedWorkRecheckInterval = d.BlockedWorkRecheckInterval
 	}
@@ -316,6 +315,9 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// RateLimiterOptions shape the per-binding retry backoff (bindingqueue).
+type RateLimiterOptions = bindingqueue.RateLimiterOptions
 
 // ServedAPIs says which of the controller's optional inputs the API server serves: what
 // it does not serve is neither read nor watched. Karmada serves all of them (Clusters

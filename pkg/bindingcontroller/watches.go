@@ -11,6 +11,7 @@ import (
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,7 +40,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionOrMetadataChanged()))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter,
 			NewQueue: func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-				r.queue = newBindingQueue(name, limiter, mgr.GetLogger())
+				r.queue = bindingqueue.New(name, limiter, mgr.GetLogger())
 				close(r.queueReady)
 				return r.queue
 			}})
