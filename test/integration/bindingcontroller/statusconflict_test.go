@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -59,7 +61,10 @@ var _ = Describe("The binding's status shared with Karmada's own writers", func(
 		Eventually(writes.Load).Should(BeNumerically(">=", 5))
 		for _, clusters := range [][]string{{"member1", "member2"}, {"member1"}, {"member1", "member2", "member3"}} {
 			before := writes.Load()
-			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			// The other writer updates the status as fast as it can, so this spec change
+			// conflicts often: client-go's default five tries in 50 ms ran out on a busy
+			// machine. Try for longer, with jitter, as a real writer would.
+			Expect(retry.RetryOnConflict(wait.Backoff{Steps: 100, Duration: 20 * time.Millisecond, Jitter: 1}, func() error {
 				live := &workv1alpha2.ResourceBinding{}
 				if err := k8s.Get(ctx, client.ObjectKeyFromObject(rb), live); err != nil {
 					return err
