@@ -168,3 +168,19 @@ func TestTheInstructionHookKnowsGopherLuasFrames(t *testing.T) {
 		t.Error("a state whose frames hold no *LFunction was accepted")
 	}
 }
+
+// The bounds charge what gopher-lua really does: popping an array with table.remove moves
+// nothing, and filling and emptying 20,000 elements stays far inside them.
+func TestOrdinaryLoopsStayInsideTheBounds(t *testing.T) {
+	call := reviseWithBody(NewPool(1, 0))
+	for name, body := range map[string]string{
+		"push and pop":    `local t = {} for i = 1, 20000 do t[#t + 1] = i end for i = 1, 20000 do table.remove(t) end`,
+		"insert at end":   `local t = {} for i = 1, 20000 do table.insert(t, i) end`,
+		"build a string":  `local s = "" for i = 1, 2000 do s = s .. "x" end`,
+		"match each line": `local n = 0 for i = 1, 2000 do if string.find("key=value", "^(%w+)=") then n = n + 1 end end`,
+	} {
+		if _, err := call(body); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

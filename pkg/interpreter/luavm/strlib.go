@@ -38,10 +38,8 @@ func openStringFunctions(l *lua.LState) {
 	tab.RawSetString("concat", guardConcat(l, tab.RawGetString("concat").(*lua.LFunction)))
 	tab.RawSetString("sort", chargeSort(l, tab.RawGetString("sort").(*lua.LFunction)))
 	tab.RawSetString("insert", chargeInsert(l, tab.RawGetString("insert").(*lua.LFunction)))
-	tab.RawSetString("remove", chargeValues(l, "table.remove", false, tab.RawGetString("remove").(*lua.LFunction), func(l *lua.LState) int {
-		return l.CheckTable(1).Len() - l.OptInt(2, 0)
-	}))
-	str.RawSetString("byte", chargeValues(l, "string.byte", true, str.RawGetString("byte").(*lua.LFunction), func(l *lua.LState) int {
+	tab.RawSetString("remove", chargeRemove(l, tab.RawGetString("remove").(*lua.LFunction)))
+	str.RawSetString("byte", chargeResults(l, "string.byte", str.RawGetString("byte").(*lua.LFunction), func(l *lua.LState) int {
 		n := len(l.CheckString(1))
 		i, j := startIndex(l.OptInt(2, 1), n), l.OptInt(3, l.OptInt(2, 1))
 		if j < 0 {
@@ -49,7 +47,7 @@ func openStringFunctions(l *lua.LState) {
 		}
 		return min(j, n) - i
 	}))
-	l.SetGlobal("unpack", chargeValues(l, "unpack", true, l.GetGlobal("unpack").(*lua.LFunction), func(l *lua.LState) int {
+	l.SetGlobal("unpack", chargeResults(l, "unpack", l.GetGlobal("unpack").(*lua.LFunction), func(l *lua.LState) int {
 		t := l.CheckTable(1)
 		return l.OptInt(3, t.Len()) - l.OptInt(2, 1) + 1
 	}))
@@ -61,13 +59,13 @@ func openStringFunctions(l *lua.LState) {
 // gopher-lua allowed a quarter of a million, and pushing them took seconds.
 const maxResults = 8000
 
-// chargeValues wraps a function that pushes or moves count(l) values, charging a step and
-// a field's bytes for each before it runs: string.byte of a MiB pushes a million numbers
-// from one instruction. pushes says the values are results, at most maxResults.
-func chargeValues(l *lua.LState, name string, pushes bool, f *lua.LFunction, count func(*lua.LState) int) *lua.LFunction {
+// chargeResults wraps a function that pushes count(l) results, at most maxResults,
+// charging a step and a field's bytes for each before it runs: string.byte of a MiB
+// pushed a million numbers from one instruction.
+func chargeResults(l *lua.LState, name string, f *lua.LFunction, count func(*lua.LState) int) *lua.LFunction {
 	return l.NewFunction(func(l *lua.LState) int {
 		n := count(l)
-		if pushes && n > maxResults {
+		if n > maxResults {
 			l.RaiseError("%s: too many results (%d, at most %d)", name, n, maxResults)
 		}
 		if n > 0 {
@@ -78,6 +76,17 @@ func chargeValues(l *lua.LState, name string, pushes bool, f *lua.LFunction, cou
 					l.RaiseError("%s: %v", name, err)
 				}
 			}
+		}
+		return callThrough(l, f)
+	})
+}
+
+// chargeRemove charges table.remove(t, pos) a step for each value it moves down; without
+// a position it takes the last value and moves none.
+func chargeRemove(l *lua.LState, f *lua.LFunction) *lua.LFunction {
+	return l.NewFunction(func(l *lua.LState) int {
+		if l.GetTop() >= 2 {
+			chargeSteps(l, "table.remove", l.CheckTable(1).Len()-l.CheckInt(2))
 		}
 		return callThrough(l, f)
 	})
