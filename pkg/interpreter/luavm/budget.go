@@ -12,8 +12,8 @@ import (
 )
 
 // A call's budget. Each bound is far past what a customization that rewrites an object
-// needs (Karmada's bundled scripts run a few hundred instructions and build a few KiB),
-// and each is counted the same way on every run, so a call that exceeds one exceeds it
+// needs (Karmada's bundled scripts and their own test cases run inside them, and so do
+// the ordinary loops of TestOrdinaryLoopsStayInsideTheBounds), and each is counted the same way on every run, so a call that exceeds one exceeds it
 // again on retry: ErrBudget is the script's fault, not the machine's.
 const (
 	// maxInstructions: ten million take about 0.16 s here, so the 1 s deadline is

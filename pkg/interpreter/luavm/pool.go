@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -31,9 +30,6 @@ type Pool struct {
 	mu     sync.Mutex
 	idle   []*state
 	protos map[string]compiled
-
-	// abandoned counts calls left running past their deadline (ErrAbandoned).
-	abandoned atomic.Int64
 }
 
 // maxCachedScripts bounds the compiled-script cache; customizations are few, and a full
@@ -182,7 +178,6 @@ func (p *Pool) call(ctx context.Context, script, fn string, args []any, convert 
 		return r.v, r.err
 	case <-abandon.C:
 		c.leave()
-		p.abandoned.Add(1)
 		return nil, fmt.Errorf("%w (%s)", ErrAbandoned, p.timeout)
 	}
 }
@@ -260,8 +255,9 @@ type boundError struct{ err error }
 func (e boundError) Error() string   { return e.err.Error() }
 func (e boundError) Unwrap() []error { return []error{e.err, ErrBudget} }
 
-// maxErrorBytes bounds a script's error text, which ends up in events and conditions: a
-// script can raise an error of a MiB.
+// maxErrorBytes bounds a script's error text: a script can raise an error of a MiB, and
+// the error is kept and logged for every cluster it fails (events and the condition cut
+// their own texts).
 const maxErrorBytes = 1024
 
 func shorten(err error) error {
