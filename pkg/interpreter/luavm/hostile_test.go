@@ -57,6 +57,7 @@ var hostileScripts = map[string]struct{ body, want string }{
 	"recursion through gsub":         {`local function f(x) return (string.gsub("a", "a", f)) end f()`, "stack overflow"},
 	"sort of a large table":          {`local t = {} for i = 1, 1000000 do t[i] = -i end table.sort(t)`, "took more than 10000000 steps"},
 	"a pod template held 2^17 times": {`local kube = require("kube") local c = {name = "c"} for i = 1, 17 do c = {c, c} end local p = {spec = {containers = {c}}} for i = 1, 1000 do kube.accuratePodRequirements(p) end`, "took more than 10000000 steps"},
+	"a quantity of half a MiB":       {`local kube = require("kube") kube.getResourceQuantity(string.rep("1", 500000))`, "a resource quantity of 500000 bytes is longer than 128"},
 	"error of a MiB":                 {`error(string.rep("e", 1048576))`, "eeee..."},
 	"a table that holds itself":      {`local t = {} t.t = t obj.spec.self = t`, "nested deeper than 100"},
 	"a table held 2^60 times":        {`local a = {} for i = 1, 60 do a = {a, a} end obj.spec.a = a`, "the result holds more than 1048576 values"},

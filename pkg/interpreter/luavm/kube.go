@@ -52,11 +52,19 @@ func getResourceQuantity(l *lua.LState) int {
 	return 1
 }
 
+// maxQuantityLen bounds a resource quantity a script passes in.
+const maxQuantityLen = 128
+
 func quantityArg(l *lua.LState, i int) resource.Quantity {
 	switch v := l.Get(i).(type) {
 	case *lua.LNilType:
 		return resource.Quantity{}
 	case lua.LString:
+		// Parsing works in big decimals: a quantity of half a million digits allocated
+		// over a GiB. A real one is a few dozen bytes.
+		if len(v) > maxQuantityLen {
+			l.ArgError(i, fmt.Sprintf("a resource quantity of %d bytes is longer than %d", len(v), maxQuantityLen))
+		}
 		q, err := resource.ParseQuantity(string(v))
 		if err != nil {
 			l.ArgError(i, fmt.Sprintf("not a resource quantity: %v", err))
