@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 // common holds the flags both subcommands share.

@@ -21,11 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
 
 const (
@@ -304,7 +304,7 @@ func runPropagation(ctx context.Context, args []string) error {
 			"annotation patched) with nothing to change; writes and reads counted. fanout: --fanout-bindings ×\n"+
 			"--fanout-clusters against the same number of Works as one-cluster bindings. memory: peak RSS and\n"+
 			"Go heap with every Work cached, and again with --memory-scale × larger manifests. webhook: the initial\n"+
-			"load, its resync and a restart behind karmada-webhook's Work mutation (test/workwebhook). interpreter:\n"+
+			"load, its resync and a restart behind karmada-webhook's Work mutation (internal/testenv/workwebhook). interpreter:\n"+
 			"--interpreter-bindings × --interpreter-clusters of a native Deployment and of a custom kind revised by a\n"+
 			"ResourceInterpreterCustomization's Lua, alternating; controller CPU per Work side by side (its own JSON,\n"+
 			"--interpreter-json). scale: --scale-bindings × --scale-clusters plus one binding × --scale-wide-clusters,\n"+
@@ -1056,7 +1056,7 @@ func propagationNotes(p *propagation, concurrency int, qps float64) []string {
 		"client-side counts are the controller's rest_client_requests_total (labels code, method, host: no resource); client-go counts a watch as a GET",
 		"resync trigger: a merge patch of one annotation on every binding (the controller watches binding annotations); nothing a Work depends on changes",
 		"restart: after the resync the controller is stopped and a fresh process started on the same objects; its requests are counted from process start (discovery, lists, watches included) until it has reconciled every binding and gone quiet",
-		"webhook: the initial load, its resync and the restart again on a control plane with karmada-webhook's Work mutation in front (test/workwebhook: every Work gets a random permanent ID, copied into its manifests, on CREATE and UPDATE), as on a real Karmada",
+		"webhook: the initial load, its resync and the restart again on a control plane with karmada-webhook's Work mutation in front (internal/testenv/workwebhook: every Work gets a random permanent ID, copied into its manifests, on CREATE and UPDATE), as on a real Karmada",
 		"heap per cached Work = growth of go_gc_heap_live_bytes from before the bindings (templates already cached) to after the load, ÷ Works, each read once two GCs completed after the moment (the controller's /metrics is scraped until they have: every scrape allocates); it includes the bindings cached alongside (one per binding's clusters' Works)",
 	}
 	if p.audit {

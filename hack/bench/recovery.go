@@ -17,10 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
-	"github.com/binding-controller/binding-controller/test/executionsim"
 )
 
 // recoveryMode is one controller configuration the matrix runs under.

@@ -19,8 +19,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/binding-controller/binding-controller/hack/demo/demoscript"
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/demoscript"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 func main() {

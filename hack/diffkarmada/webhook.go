@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/binding-controller/binding-controller/test/selfsigned"
+	"github.com/binding-controller/binding-controller/internal/testenv/selfsigned"
 )
 
 // startWebhook serves the interpreter webhook both controllers call over HTTPS, with a

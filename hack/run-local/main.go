@@ -24,9 +24,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
-	"github.com/binding-controller/binding-controller/test/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 const (

@@ -5,7 +5,7 @@
 // across member1..member5, clusters blocked and unblocked, the manager restarted by
 // SIGTERM or SIGKILL every 20–40 s — then checks that everything converges within 60 s
 // of the load stopping and that the manager does not leak goroutines or memory. See
-// package hack/soak/soaker for the exact rules. It exits 0 on PASS, 1 on FAIL or when it
+// package internal/testenv/soaker for the exact rules. It exits 0 on PASS, 1 on FAIL or when it
 // could not run, 130 on Ctrl-C.
 //
 //	go run ./hack/soak [--duration 10m] [--seed N] [--manager bin/binding-controller-manager] [-- manager flags...]
@@ -24,8 +24,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
-	"github.com/binding-controller/binding-controller/hack/soak/soaker"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/soaker"
 )
 
 func main() {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package demo runs 'make demo' — hack/demo/demoscript — as a test: the binary built
+// Package demo runs 'make demo' — internal/testenv/demoscript — as a test: the binary built
 // from this tree, a real kube-apiserver and etcd, and the narrated seed case, which must
 // report every step as behaving.
 package demo
@@ -22,8 +22,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/binding-controller/binding-controller/hack/demo/demoscript"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/demoscript"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 )
 
 func TestDemo(t *testing.T) {

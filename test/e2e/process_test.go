@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
-	"github.com/binding-controller/binding-controller/test/testkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -5,7 +5,7 @@ package e2e
 import (
 	"time"
 
-	"github.com/binding-controller/binding-controller/test/testkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -16,10 +16,10 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
-	"github.com/binding-controller/binding-controller/test/executionsim"
-	"github.com/binding-controller/binding-controller/test/testkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 )
 
 var (

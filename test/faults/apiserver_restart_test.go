@@ -9,8 +9,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
-	"github.com/binding-controller/binding-controller/hack/soak/soaker"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/soaker"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 

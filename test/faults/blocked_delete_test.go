@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/binding-controller/binding-controller/hack/soak/soaker"
+	"github.com/binding-controller/binding-controller/internal/testenv/soaker"
 )
 
 var _ = Describe("Binding deleted while a cluster is blocked", func() {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/binding-controller/binding-controller/hack/soak/soaker"
+	"github.com/binding-controller/binding-controller/internal/testenv/soaker"
 )
 
 const (

@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/binding-controller/binding-controller/hack/soak/soaker"
+	"github.com/binding-controller/binding-controller/internal/testenv/soaker"
 )
 
 // soakDurationEnv sets how long the in-process soak's random load runs (a Go duration).
@@ -27,7 +27,7 @@ var _ = Describe("Soak", func() {
 	// SIGKILL (every 20–40 s; in a soak under 2 m, every duration/5–duration/3 so that it
 	// restarts a few times). Everything must converge within 60 s of the load stopping,
 	// with no leftover or duplicated Work, and the manager must not leak (see
-	// hack/soak/soaker).
+	// internal/testenv/soaker).
 	It("converges with no leftover or duplicated Work and no leak after SOAK_DURATION of random load, blocked clusters and restarts", func() {
 		duration := 30 * time.Second
 		if v := os.Getenv(soakDurationEnv); v != "" {

@@ -4,9 +4,9 @@
 // as its own process against a real kube-apiserver and etcd — the API server stopped and
 // restarted, the manager SIGKILLed mid-sync, leader failover, a conflict storm, a blocked
 // cluster, a template deleted under a binding — and checks that everything converges once
-// the fault ends (hack/soak/soaker.Check: every binding's Works exist exactly once per
+// the fault ends (internal/testenv/soaker.Check: every binding's Works exist exactly once per
 // target cluster, none orphaned, WorksSynced True). It also runs the soak
-// (hack/soak/soaker) in-process for SOAK_DURATION (default 30s).
+// (internal/testenv/soaker) in-process for SOAK_DURATION (default 30s).
 package faults
 
 import (
@@ -24,10 +24,10 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
-	"github.com/binding-controller/binding-controller/test/executionsim"
-	"github.com/binding-controller/binding-controller/test/testkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 // ControllerSpec says which controller a run measures: the binding-controller-manager

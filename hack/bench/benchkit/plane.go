@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
 
 // User names of the audited clients: the controller under test and the plain client of
@@ -69,7 +69,7 @@ type PlaneOptions struct {
 	Dir string
 	// Audit turns on the audit log of ControllerUser and CeilingUser.
 	Audit bool
-	// KarmadaWorkWebhook puts karmada-webhook's Work mutation (test/workwebhook) in front
+	// KarmadaWorkWebhook puts karmada-webhook's Work mutation (internal/testenv/workwebhook) in front
 	// of the API server, as on a real Karmada control plane.
 	KarmadaWorkWebhook bool
 	// WorkloadCRDs also installs the test workload CRDs (WorkloadCRDDir), for templates

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 // Process is a controller running as a child process (localplane.Process), its output

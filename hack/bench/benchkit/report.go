@@ -24,7 +24,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 )
 
 // Machine describes where a run happened; with 2 cores and other builds around, the

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 // Parallel runs fn(ctx, i) for i in 0..n-1 with at most workers at once. The first error

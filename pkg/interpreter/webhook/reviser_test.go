@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/selfsigned"
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
-	"github.com/binding-controller/binding-controller/test/selfsigned"
 )
 
 type staticConfigs []configv1alpha1.ResourceInterpreterWebhookConfiguration

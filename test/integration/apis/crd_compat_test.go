@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
-	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 )
 
 // stripDescriptions removes every description of a schema (they may differ in wording).

@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 )
 
 func fixturePath(name string) string {

@@ -32,9 +32,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
 
 // methodCounter counts requests by HTTP method.

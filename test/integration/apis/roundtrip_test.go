@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
 
 // apiServer is a started envtest control plane and a client for it.

@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
 
 // answers records the bodies of the API server's answers to Work writes.

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 // worksSyncedOn returns the WorksSynced condition of binding ns/name as "Status Reason: Message".

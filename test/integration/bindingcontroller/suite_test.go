@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/binding-controller/binding-controller/test/envtestutil"
-	"github.com/binding-controller/binding-controller/test/executionsim"
-	"github.com/binding-controller/binding-controller/test/testkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 )
 
 var (

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 )
 
 // render runs `kubectl kustomize <repo root>/<dir>` and decodes every object it prints.

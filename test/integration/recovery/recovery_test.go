@@ -18,11 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
-	"github.com/binding-controller/binding-controller/test/executionsim"
-	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 var (

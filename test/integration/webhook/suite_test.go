@@ -2,7 +2,7 @@
 
 // Package webhook_test runs the binding controller in-process against a real
 // kube-apiserver and etcd with karmada-webhook's Work mutation in front of it
-// (test/workwebhook), as on a real Karmada control plane: every Work written gets a
+// (internal/testenv/workwebhook), as on a real Karmada control plane: every Work written gets a
 // permanent ID, copied into its manifests. It proves the controller's Works are then as
 // cheap to keep as without the webhook: a resync or a restart writes nothing.
 package webhook_test
@@ -28,9 +28,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/binding-controller/binding-controller/test/envtestutil"
-	"github.com/binding-controller/binding-controller/test/executionsim"
-	"github.com/binding-controller/binding-controller/test/testkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 )
 
 var (

@@ -17,10 +17,10 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
-	"github.com/binding-controller/binding-controller/test/testkit"
 )
 
 var workKey = testkit.WorkKey

@@ -32,10 +32,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/workwebhook"
 	"github.com/binding-controller/binding-controller/pkg/apis"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/test/workwebhook"
 )
 
 // AssetsEnv is the environment variable naming the directory holding kube-apiserver,
@@ -159,7 +159,7 @@ type Options struct {
 	// CRDPaths are the CRDs to install (see NewEnvironment).
 	CRDPaths []string
 	// KarmadaWorkWebhook puts a stand-in for karmada-webhook's Work mutation
-	// (test/workwebhook) in front of the API server, as on a real Karmada control plane:
+	// (internal/testenv/workwebhook) in front of the API server, as on a real Karmada control plane:
 	// every Work written gets a permanent ID, copied into its manifests.
 	KarmadaWorkWebhook bool
 	// Configure, when set, adjusts the environment before it starts (API server flags, say).

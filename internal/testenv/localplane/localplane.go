@@ -2,7 +2,7 @@
 
 // Package localplane starts a local Karmada-shaped control plane for trying the
 // binding controller by hand ('make run') and for the demo ('make demo'): a real
-// kube-apiserver and etcd from bin/k8s (see test/envtestutil) with the project's CRDs,
+// kube-apiserver and etcd from bin/k8s (see internal/testenv/envtestutil) with the project's CRDs,
 // the namespaces karmada-system and karmada-es-<member>, and one Cluster object per
 // member. It also runs the controller-manager binary as a child process (process.go).
 //
@@ -27,9 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/names"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
 )
 
 // KarmadaSystemNamespace is where Karmada's own components live (and where the manager
@@ -46,7 +46,7 @@ type Options struct {
 	// KubeconfigPath, when set, is where an admin kubeconfig of the plane is written
 	// (parent directories are created; an existing file is replaced).
 	KubeconfigPath string
-	// KarmadaWorkWebhook puts karmada-webhook's Work mutation (test/workwebhook) in front
+	// KarmadaWorkWebhook puts karmada-webhook's Work mutation (internal/testenv/workwebhook) in front
 	// of the API server, as on a real Karmada control plane.
 	KarmadaWorkWebhook bool
 }

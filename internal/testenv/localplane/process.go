@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/binding-controller/binding-controller/test/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 )
 
 // BuildManager builds cmd/binding-controller-manager from this tree into dir, as

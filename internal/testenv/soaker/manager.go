@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 // ManagerConfig says how to run a binding-controller-manager.

@@ -34,12 +34,12 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
+	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
-	"github.com/binding-controller/binding-controller/test/envtestutil"
-	"github.com/binding-controller/binding-controller/test/executionsim"
 )
 
 // Options configure a run.

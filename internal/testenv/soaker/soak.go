@@ -2,8 +2,8 @@
 
 // Package soaker is the soak test of the binding-controller-manager binary ('make soak',
 // go run ./hack/soak; test/faults runs it in-process for a short duration). It starts a
-// local control plane (hack/localplane) with member clusters member1..member5, runs the
-// built manager and Karmada's simulated execution side (test/executionsim), and for the
+// local control plane (internal/testenv/localplane) with member clusters member1..member5, runs the
+// built manager and Karmada's simulated execution side (internal/testenv/executionsim), and for the
 // duration drives random load: bindings created, rescheduled and deleted; clusters
 // blocked (their execution side stops releasing deleted Works) and unblocked; and the
 // manager restarted every 20–40 s, by SIGTERM or SIGKILL. Then every cluster is
@@ -39,8 +39,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/binding-controller/binding-controller/hack/localplane"
-	"github.com/binding-controller/binding-controller/test/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 // DefaultMembers are the soak's member clusters.
