@@ -7,6 +7,7 @@ package bindingcontroller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -30,6 +32,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;patch
@@ -118,6 +121,17 @@ func NewReconciler(r Reconciler) *Reconciler {
 
 // Reconcile only fetches and dispatches; the phases live in sync.go and delete.go.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.dispatch(ctx, req)
+	if errors.Is(err, reconcile.TerminalError(nil)) && r.queue != nil {
+		// controller-runtime keeps the backoff of a binding parked with a terminal error;
+		// once its input changes, a failure starts from the first step again, as after
+		// any sync that ended.
+		r.queue.Forget(req)
+	}
+	return res, err
+}
+
+func (r *Reconciler) dispatch(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if ready, err := r.awaitPriming(ctx, req); !ready {
 		return ctrl.Result{}, err
 	}
@@ -418,15 +432,34 @@ func objectKey(key types.NamespacedName) string {
 	return key.String()
 }
 
-// scope is what one reconcile of one binding gathers once and its phases share.
+// scope is what one reconcile of one binding gathers once and its phases share: the
+// phases of a sync fill it in order (sync.go), and its finish step reports from it
+// alone (status.go).
 type scope struct {
 	bindingAPI
 	obj     client.Object
 	binding render.Binding
 	started time.Time
-	// rendered holds the annotations of each target's rendered Work (render.Targets'
-	// order; nil where rendering failed), which record the override policies applied.
+
+	// Read from the spec once, after the finalizer is added (plan).
+	targets []render.Target
+	// evictingKeep are the clusters of graceful evictions, whose Works stay while the
+	// task runs; evictingPurge those evicted with purgeMode Directly, whose Works go first.
+	evictingKeep, evictingPurge map[string]bool
+
+	// works are the binding's Works, listed once (listWorks).
+	works    []metav1.PartialObjectMetadata
+	template *unstructured.Unstructured
+
+	// results holds one result per target, in targets' order (nil: no Work was written).
+	results []workapply.Result
+	// rendered holds the annotations of each target's rendered Work (targets' order; nil
+	// where rendering failed), which record the override policies applied.
 	rendered []map[string]string
+	// deletes are the results of the Works deleted: orphans, purged, renamed.
+	deletes []workapply.Result
+	// stopped says why the sync wrote no Work; nil when it got to write them.
+	stopped *stop
 }
 
 func newScope(k bindingAPI, obj client.Object) *scope {

@@ -247,7 +247,7 @@ func TestOneFailingClusterNeverBlocksTheOthers(t *testing.T) {
 				}
 				err = errors.New(strings.Join(h.events(), "\n"))
 			case "RenderFailed", "WorkTooLarge":
-				if err != nil || !res.IsZero() {
+				if !isParked(res, err) {
 					t.Fatalf("Reconcile = %v, %v; input that cannot succeed must be parked until the binding changes, not retried", res, err)
 				}
 				err = errors.New(strings.Join(h.events(), "\n"))
@@ -338,8 +338,8 @@ func TestUnservedKindIsReportedNotRetried(t *testing.T) {
 	rb := seedBinding("member1")
 	rb.Spec.Resource.APIVersion, rb.Spec.Resource.Kind = "example.com/v1", "Widget"
 	h := newHarness(t, interceptor.Funcs{}, rb)
-	if err := h.reconcile(); err != nil {
-		t.Fatalf("Reconcile error = %v, want nil (retrying cannot help)", err)
+	if err := h.reconcile(); !isParked(ctrl.Result{}, err) {
+		t.Fatalf("Reconcile error = %v, want a terminal error (retrying cannot help)", err)
 	}
 	evs := strings.Join(h.events(), "\n")
 	if !strings.Contains(evs, "Warning SyncWorkFailed") || !strings.Contains(evs, "example.com/v1, Kind=Widget") {

@@ -26,10 +26,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	if !controllerutil.ContainsFinalizer(s.obj, s.finalizer) {
 		return ctrl.Result{}, nil
 	}
-	works, err := r.worksOf(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
+	if !r.listWorks(ctx, s) {
+		return ctrl.Result{}, s.stopped.err
 	}
+	works := s.works
 	// Last chance before the binding is gone for good: ask the API server itself for the
 	// Works its clusters should hold, in case neither the cache nor the ledger knows one
 	// (another replica wrote it a moment ago).

@@ -24,73 +24,116 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// report tells the user how the sync went: the WorksSynced condition, a log line and
-// events on the binding and its template, metrics. The healthy clusters already have their
-// Works; requeueFailed decides how the failed ones are retried.
-func (r *Reconciler) report(ctx context.Context, s *scope, template *unstructured.Unstructured, targets int, results []workapply.Result) (ctrl.Result, error) {
-	logger := ctrl.LoggerFrom(ctx)
-	err := workapply.Aggregate(results)
-	// results holds the targets' Works, then the orphans deleted: as in Karmada, a failed
-	// target is a SyncWorkFailed, a failed orphan delete a CleanupWorkFailed.
-	syncErr, cleanupErr := workapply.Aggregate(results[:targets]), workapply.Aggregate(results[targets:])
-	observe(s, results, err != nil)
+// finish reports a sync once, from what its phases recorded in the scope: the metrics,
+// the WorksSynced condition (written here and nowhere else), the log lines and the
+// events, and how the binding is retried. The healthy clusters already have their Works;
+// the failed ones are retried by their failure class (requeueFailed).
+func (r *Reconciler) finish(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if s.stopped != nil && s.stopped.reason == stopToRetry {
+		// Nothing new to tell the user yet: the condition keeps what the last sync found.
+		// The deletes done meanwhile are counted, and a failed one retried with the rest.
+		count(s.deletes)
+		return ctrl.Result{}, errors.Join(s.stopped.err, workapply.Aggregate(s.deletes))
+	}
+	var cond metav1.Condition
+	if s.stopped == nil {
+		cond = r.observeSynced(s)
+	} else {
+		cond = r.tellStopped(ctx, s)
+	}
+	conditionErr := r.setCondition(ctx, s, cond)
+	if s.stopped != nil {
+		return requeueStopped(s, conditionErr)
+	}
+	return r.tellSynced(ctx, s, conditionErr)
+}
+
+// observeSynced records the metrics of a sync that got to write Works, and returns its
+// condition.
+func (r *Reconciler) observeSynced(s *scope) metav1.Condition {
+	all := append(s.results[:len(s.results):len(s.results)], s.deletes...)
+	// As in Karmada, a failed target is a SyncWorkFailed, a failed orphan delete a
+	// CleanupWorkFailed; Karmada stops before syncing the targets when an orphan delete
+	// fails, and observes no sync then.
+	syncErr, cleanupErr := workapply.Aggregate(s.results), workapply.Aggregate(s.deletes)
+	observe(s, all, syncErr != nil || cleanupErr != nil)
 	if cleanupErr == nil {
-		// Karmada stops before syncing the targets when an orphan delete fails.
 		observeKarmadaSync(s, syncErr != nil)
 	}
-	r.deletionWaits.record(s.indexKey(), blockedClusters(results))
-	conditionErr := r.setCondition(ctx, s, worksSynced(targets, results))
-	stuckDue := r.warnStuck(ctx, s, results)
-	r.recordOverrideEvents(template, s.rendered, results[:targets])
+	r.deletionWaits.record(s.indexKey(), blockedClusters(all))
+	return worksSynced(len(s.results), all)
+}
 
-	if err != nil {
+// tellSynced logs and records the events of a sync that got to write Works, once its
+// condition is written, and decides how its failed clusters are retried.
+func (r *Reconciler) tellSynced(ctx context.Context, s *scope, conditionErr error) (ctrl.Result, error) {
+	logger := ctrl.LoggerFrom(ctx)
+	all := append(s.results[:len(s.results):len(s.results)], s.deletes...)
+	syncErr, cleanupErr := workapply.Aggregate(s.results), workapply.Aggregate(s.deletes)
+	stuckDue := r.warnStuck(ctx, s, all)
+	r.recordOverrideEvents(s.template, s.rendered, s.results)
+
+	if err := workapply.Aggregate(all); err != nil {
 		// The log line of Karmada v1.13, kept word for word: operators grep for it.
 		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), err.Error()),
-			"failedClusters", failedClusters(results))
+			"failedClusters", failedClusters(all))
 		if syncErr != nil {
-			r.event(s.obj, template, corev1.EventTypeWarning, ReasonSyncWorkFailed, syncErr.Error())
+			r.event(s.obj, s.template, corev1.EventTypeWarning, ReasonSyncWorkFailed, syncErr.Error())
 		}
 		if cleanupErr != nil {
 			r.event(s.obj, nil, corev1.EventTypeWarning, ReasonCleanupWorkFailed, cleanupErr.Error())
 		}
-		return r.requeueFailed(ctx, results, err, conditionErr, stuckDue)
+		return r.requeueFailed(ctx, all, err, conditionErr, stuckDue)
 	}
-	if wrote(results) {
+	if wrote(all) {
 		// Current Karmada's words: Sync work of ResourceBinding(ns/name) successful.
 		message := fmt.Sprintf("Sync work of %s successful.", s)
-		logger.Info(message, "clusters", targets)
-		r.event(s.obj, template, corev1.EventTypeNormal, ReasonSyncWorkSucceed, message)
+		logger.Info(message, "clusters", len(s.results))
+		r.event(s.obj, s.template, corev1.EventTypeNormal, ReasonSyncWorkSucceed, message)
 	}
 	return ctrl.Result{}, conditionErr
 }
 
-// reportUnsyncable tells the user a binding cannot be synced as it stands; retrying will
-// not help, so it waits for the binding to change. The orphans were deleted all the same,
-// and a failed delete among them is retried (reportNoSync).
-func (r *Reconciler) reportUnsyncable(ctx context.Context, s *scope, err error, orphans []workapply.Result) error {
-	observeDuration(s, true)
-	ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), err.Error()),
-		"retry", "when the binding changes")
-	r.event(s.obj, nil, corev1.EventTypeWarning, ReasonSyncWorkFailed, err.Error())
-	return r.reportNoSync(ctx, s, syncFailed(err), orphans)
-}
-
-// reportNoSync tells the user about a sync that wrote no Work, for the reason cond gives,
-// and about the deletes it did all the same (orphans, purged Works). Whatever holds the
-// Works back, a failed delete is transient: it is added to cond, counted, and returned, so
-// the binding is retried with backoff instead of keeping the Work until the binding changes.
-func (r *Reconciler) reportNoSync(ctx context.Context, s *scope, cond metav1.Condition, deletes []workapply.Result) error {
-	count(deletes)
+// tellStopped records the metrics, log lines and events of a sync that wrote no Work, for
+// the reason s.stopped gives, and of the deletes it did all the same (orphans, purged
+// Works); it returns the condition, which names a failed delete too.
+func (r *Reconciler) tellStopped(ctx context.Context, s *scope) metav1.Condition {
+	logger := ctrl.LoggerFrom(ctx)
+	if stop := s.stopped; stop.reason == stopBadInput {
+		observeDuration(s, true)
+		logger.Error(stop.err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), stop.err.Error()),
+			"retry", "when the binding changes")
+		r.event(s.obj, nil, corev1.EventTypeWarning, ReasonSyncWorkFailed, stop.err.Error())
+	}
+	count(s.deletes)
 	r.deletionWaits.record(s.indexKey(), nil)
-	err := workapply.Aggregate(deletes)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, fmt.Sprintf("Failed to clean up works of %s", s), "failedClusters", failedClusters(deletes))
+	if err := workapply.Aggregate(s.deletes); err != nil {
+		logger.Error(err, fmt.Sprintf("Failed to clean up works of %s", s), "failedClusters", failedClusters(s.deletes))
 		r.event(s.obj, nil, corev1.EventTypeWarning, ReasonCleanupWorkFailed, err.Error())
 	}
-	cond.Message = bounded(cond.Message, failureParts(deletes))
-	return errors.Join(r.setCondition(ctx, s, cond), err)
+	cond := s.stopped.cond
+	cond.Message = bounded(cond.Message, failureParts(s.deletes))
+	return cond
+}
+
+// requeueStopped decides how a sync that wrote no Work is retried. Whatever held the Works
+// back, a failed delete or condition write is transient: it is returned, so the binding is
+// retried with backoff instead of keeping the Work until the binding changes. Bad input is
+// otherwise a terminal error: controller-runtime counts it and does not retry it.
+func requeueStopped(s *scope, conditionErr error) (ctrl.Result, error) {
+	if err := errors.Join(conditionErr, workapply.Aggregate(s.deletes)); err != nil {
+		return ctrl.Result{}, err
+	}
+	switch s.stopped.reason {
+	case stopBadInput:
+		return ctrl.Result{}, reconcile.TerminalError(s.stopped.err)
+	case stopWaitingForEviction:
+		return ctrl.Result{RequeueAfter: purgeRecheckInterval}, nil
+	}
+	return ctrl.Result{}, nil
 }
 
 func wrote(results []workapply.Result) bool {
@@ -355,7 +398,7 @@ func (r *Reconciler) requeueFailed(ctx context.Context, results []workapply.Resu
 		return ctrl.Result{}, err
 	default:
 		ctrl.LoggerFrom(ctx).Info("Parked until the binding, its policies or its Clusters change: retrying cannot fix the input")
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 }
 

@@ -15,8 +15,10 @@ import (
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -28,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 func clusterRoleBinding() (*rbacv1.ClusterRole, *workv1alpha2.ClusterResourceBinding) {
@@ -462,5 +465,35 @@ func TestWithoutTheWorkWatchABlockedClusterBacksOff(t *testing.T) {
 	res, err := h.r.Reconcile(context.Background(), request())
 	if err == nil || res.RequeueAfter != 0 {
 		t.Fatalf("Reconcile = %v, %v; with no Work event to wait for, a blocked cluster must back off", res, err)
+	}
+}
+
+// isParked tells a sync that ended parked: no requeue, and a terminal error, which
+// controller-runtime counts and does not retry.
+func isParked(res ctrl.Result, err error) bool {
+	return res.IsZero() && errors.Is(err, reconcile.TerminalError(nil))
+}
+
+// controller-runtime keeps the backoff of an item that ended with a terminal error; the
+// Reconciler forgets it, so a parked binding whose input changes and then fails starts
+// from the first step again, as after any sync that ended.
+func TestAParkedBindingForgetsItsBackoff(t *testing.T) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1", "Bad_Cluster"))
+	limiter := bindingqueue.NewRateLimiter(bindingqueue.DefaultRateLimiterOptions())
+	for range 3 {
+		limiter.When(request())
+	}
+	q := bindingqueue.New("parked-test", limiter, logr.Discard())
+	defer q.ShutDown()
+	h.r.queue = q
+	if n := q.NumRequeues(request()); n != 3 {
+		t.Fatalf("%d failures recorded before the sync, want 3", n)
+	}
+	res, err := h.r.Reconcile(context.Background(), request())
+	if !isParked(res, err) {
+		t.Fatalf("Reconcile = %v, %v; want parked", res, err)
+	}
+	if n := q.NumRequeues(request()); n != 0 {
+		t.Errorf("%d failures still recorded after the binding was parked, want 0", n)
 	}
 }

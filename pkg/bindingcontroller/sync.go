@@ -31,50 +31,90 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// reconcile brings every target cluster's Work to what the binding asks for.
+// reconcile brings every target cluster's Work to what the binding asks for. It runs the
+// phases of a sync in order until one stops it, then reports once (finish): the
+// WorksSynced condition, the log line, the events and the metrics all come from what the
+// phases recorded in the scope.
 func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, error) {
-	logger := ctrl.LoggerFrom(ctx)
 	if err := r.ensureFinalizer(ctx, s); err != nil {
 		return ctrl.Result{}, fmt.Errorf("adding finalizer %s to %s: %w", s.finalizer, s, err)
 	}
-
-	// Orphans go first and whatever happens to the template: a cluster the binding no longer
-	// targets must lose its workload even while the template is missing.
-	orphans, works, err := r.removeOrphanWorks(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
+	// The rest of the sync works from whatever spec the finalizer was added to.
+	s.plan()
+	for _, phase := range []func(context.Context, *scope) bool{
+		r.listWorks,
+		// Orphans go before the template is read, whatever happens to it: a cluster the
+		// binding no longer targets must lose its workload even while the template is missing.
+		r.removeOrphanWorks,
+		r.readTemplate,
+		r.purgeEvictedDirectly,
+		r.ensureWorks,
+		r.removeRenamedWorks,
+	} {
+		if !phase(ctx, s) {
+			break
+		}
 	}
+	return r.finish(ctx, s)
+}
+
+// plan reads from the spec, once, the clusters the sync serves and those being evicted.
+func (s *scope) plan() {
+	s.targets = render.Targets(s.binding.Spec)
+	s.evictingKeep, s.evictingPurge = render.EvictingClusters(s.binding.Spec)
+}
+
+// stop is why a sync wrote no Work, which decides how it is reported and retried (finish).
+type stop struct {
+	reason stopReason
+	// err is what stopped the sync; cond what the WorksSynced condition says about it.
+	err  error
+	cond metav1.Condition
+}
+
+type stopReason int
+
+const (
+	// stopToRetry: reading what the sync needs failed; returned, so retried with backoff.
+	stopToRetry stopReason = iota
+	// stopNoTemplate: the template is not there; the binding changes when it is back.
+	stopNoTemplate
+	// stopBadInput: the binding cannot be synced as it stands; parked until it changes.
+	stopBadInput
+	// stopWaitingForEviction: Works of clusters evicted with purgeMode Directly are still there.
+	stopWaitingForEviction
+)
+
+// listWorks lists the binding's Works, once: the orphans, the purged and the renamed are
+// all found among them.
+func (r *Reconciler) listWorks(ctx context.Context, s *scope) bool {
+	works, err := r.worksNaming(ctx, s.binding)
+	if err != nil {
+		s.stopped = &stop{reason: stopToRetry, err: fmt.Errorf("listing works of %s: %w", s, err)}
+		return false
+	}
+	s.works = works
+	return true
+}
+
+// readTemplate reads the resource template; without it no Work can be written.
+func (r *Reconciler) readTemplate(ctx context.Context, s *scope) bool {
 	template, err := r.fetchTemplate(ctx, s)
 	switch {
 	case apierrors.IsNotFound(err):
 		// The binding outlived its template, or the template is not there yet; a retry
 		// would find the same. The binding changes when the template comes back.
-		logger.Info("Resource template not found; nothing to sync until the binding changes", "resource", err.Error())
-		return ctrl.Result{}, r.reportNoSync(ctx, s, syncFailed(fmt.Errorf("resource template not found: %w", err)), orphans)
+		ctrl.LoggerFrom(ctx).Info("Resource template not found; nothing to sync until the binding changes", "resource", err.Error())
+		s.stopped = &stop{reason: stopNoTemplate, cond: syncFailed(fmt.Errorf("resource template not found: %w", err))}
 	case isInputError(err):
-		return ctrl.Result{}, r.reportUnsyncable(ctx, s, err, orphans)
+		s.stopped = &stop{reason: stopBadInput, err: err, cond: syncFailed(err)}
 	case err != nil:
-		// Returned, so retried with backoff; the orphans' deletes are counted meanwhile.
-		count(orphans)
-		return ctrl.Result{}, errors.Join(fmt.Errorf("fetching resource template of %s: %w", s, err), workapply.Aggregate(orphans))
+		s.stopped = &stop{reason: stopToRetry, err: fmt.Errorf("fetching resource template of %s: %w", s, err)}
+	default:
+		s.template = template
+		return true
 	}
-
-	waitingFor, purged, err := r.purgeEvictedDirectly(ctx, s, orphans)
-	switch {
-	case err != nil:
-		count(orphans)
-		return ctrl.Result{}, errors.Join(err, workapply.Aggregate(orphans))
-	case len(waitingFor) > 0:
-		ctrl.LoggerFrom(ctx).Info("Waiting for the Works of clusters evicted with purgeMode Directly to be deleted", "clusters", waitingFor)
-		if err := r.reportNoSync(ctx, s, waitingForEviction(waitingFor), append(orphans, purged...)); err != nil {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{RequeueAfter: purgeRecheckInterval}, nil
-	}
-	results := r.ensureWorks(ctx, s, template)
-	targets := len(results)
-	orphans = append(orphans, r.removeRenamedWorks(ctx, works, results)...)
-	return r.report(ctx, s, template, targets, append(results, orphans...))
+	return false
 }
 
 // inputError is a binding that cannot be synced as it stands; retrying will not help.
@@ -90,72 +130,64 @@ func isInputError(err error) bool {
 
 // ensureWorks renders and applies every target cluster's Work, a bounded number at once.
 // Each cluster gets its own result; nothing one cluster does stops another.
-func (r *Reconciler) ensureWorks(ctx context.Context, s *scope, template *unstructured.Unstructured) []workapply.Result {
-	targets := render.Targets(s.binding.Spec)
-	results := make([]workapply.Result, len(targets))
+func (r *Reconciler) ensureWorks(ctx context.Context, s *scope) bool {
+	targets := s.targets
+	s.results = make([]workapply.Result, len(targets))
 	s.rendered = make([]map[string]string, len(targets))
-	policies, clusters, absent, err := r.overridesFor(ctx, template, targets)
+	policies, clusters, absent, err := r.overridesFor(ctx, s.template, targets)
 	if err != nil {
 		// Without the policies no cluster's Work can be rendered right; retry them all.
 		for i, t := range targets {
-			results[i] = workapply.Result{Cluster: t.Cluster, Outcome: workapply.Failed, Err: fmt.Errorf("cluster %s: %w", t.Cluster, err)}
+			s.results[i] = workapply.Result{Cluster: t.Cluster, Outcome: workapply.Failed, Err: fmt.Errorf("cluster %s: %w", t.Cluster, err)}
 		}
-		return results
+		return true
 	}
 	applier := r.applier()
 	workName := s.workName()
 	reviser := r.replicaReviser(ctx)
 	forEach(len(targets), r.ClusterSyncConcurrency, func(i int) {
 		target := targets[i]
-		desired, err := render.Work(s.binding, template, target, render.Overrides{Policies: policies,
+		desired, err := render.Work(s.binding, s.template, target, render.Overrides{Policies: policies,
 			Cluster: clusters[target.Cluster], ClusterNotFound: absent[target.Cluster], Interpreter: reviser})
 		var noCluster *ClusterNotFoundError
 		if errors.As(err, &noCluster) {
-			results[i] = workapply.Result{Cluster: target.Cluster, Outcome: workapply.Failed, Err: fmt.Errorf("cluster %s: %w", target.Cluster, err)}
+			s.results[i] = workapply.Result{Cluster: target.Cluster, Outcome: workapply.Failed, Err: fmt.Errorf("cluster %s: %w", target.Cluster, err)}
 			return
 		}
 		if err != nil {
-			results[i] = workapply.RenderFailed(target.Cluster, err)
+			s.results[i] = workapply.RenderFailed(target.Cluster, err)
 			return
 		}
 		s.rendered[i] = desired.Annotations
-		results[i] = applier.Apply(ctx, target.Cluster, desired)
+		s.results[i] = applier.Apply(ctx, target.Cluster, desired)
 	}, func(i int, value any, stack []byte) {
 		cluster := targets[i].Cluster
 		work := types.NamespacedName{Namespace: names.ExecutionNamespace(cluster), Name: workName}
-		results[i] = workapply.Panicked(cluster, work, value)
-		ctrl.LoggerFrom(ctx).Error(results[i].Err, "Panic while syncing work", "cluster", cluster, "work", work.String(), "stack", string(stack))
+		s.results[i] = workapply.Panicked(cluster, work, value)
+		ctrl.LoggerFrom(ctx).Error(s.results[i].Err, "Panic while syncing work", "cluster", cluster, "work", work.String(), "stack", string(stack))
 	})
-	return results
+	return true
 }
 
 // removeOrphanWorks deletes the binding's Works that no target needs any more: those of
 // clusters that were unscheduled. Clusters being gracefully evicted keep their Works until
-// the eviction task ends. It returns the results of its deletes and the binding's Works it
-// listed: which of a target cluster's Works is current is known only once its Work is
-// rendered (removeRenamedWorks).
-func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope) ([]workapply.Result, []metav1.PartialObjectMetadata, error) {
-	works, err := r.worksOf(ctx, s)
-	if err != nil {
-		return nil, nil, err
-	}
+// the eviction task ends. Which of a target cluster's Works is current is known only once
+// its Work is rendered (removeRenamedWorks).
+func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope) bool {
 	wanted := map[string]bool{}
-	for _, t := range render.Targets(s.binding.Spec) {
+	for _, t := range s.targets {
 		wanted[t.Cluster] = true
 	}
-	keep, _ := render.EvictingClusters(s.binding.Spec)
-
-	var results []workapply.Result
 	applier := r.applier()
-	for i := range works {
-		work := &works[i]
+	for i := range s.works {
+		work := &s.works[i]
 		cluster, ok := names.ClusterOfExecutionNamespace(work.Namespace)
-		if !ok || wanted[cluster] || keep[cluster] {
+		if !ok || wanted[cluster] || s.evictingKeep[cluster] {
 			continue
 		}
-		results = append(results, applier.Delete(ctx, cluster, work))
+		s.deletes = append(s.deletes, applier.Delete(ctx, cluster, work))
 	}
-	return results, works, nil
+	return true
 }
 
 // removeRenamedWorks deletes, in each cluster whose Work this sync wrote or found current,
@@ -163,71 +195,58 @@ func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope) ([]workapp
 // override policy that no longer renames the workload (Karmada names a Work after the
 // overridden copy, and leaves the Work of the old name in place). A cluster whose Work
 // failed keeps what it has, so it is never left with none.
-func (r *Reconciler) removeRenamedWorks(ctx context.Context, works []metav1.PartialObjectMetadata, results []workapply.Result) []workapply.Result {
+func (r *Reconciler) removeRenamedWorks(ctx context.Context, s *scope) bool {
 	current := map[string]string{}
-	for _, res := range results {
+	for _, res := range s.results {
 		if res.Err == nil && res.Work.Name != "" {
 			current[res.Cluster] = res.Work.Name
 		}
 	}
-	var deleted []workapply.Result
 	applier := r.applier()
-	for i := range works {
-		cluster, ok := names.ClusterOfExecutionNamespace(works[i].Namespace)
-		if name, rendered := current[cluster]; !ok || !rendered || works[i].Name == name {
+	for i := range s.works {
+		cluster, ok := names.ClusterOfExecutionNamespace(s.works[i].Namespace)
+		if name, rendered := current[cluster]; !ok || !rendered || s.works[i].Name == name {
 			continue
 		}
-		deleted = append(deleted, applier.Delete(ctx, cluster, &works[i]))
+		s.deletes = append(s.deletes, applier.Delete(ctx, cluster, &s.works[i]))
 	}
-	return deleted
+	return true
 }
 
 // purgeRecheckInterval is how often a binding waiting for purged Works looks again, should
 // a deletion event be missed; Karmada's interval.
 const purgeRecheckInterval = 5 * time.Second
 
-// purgeEvictedDirectly deletes the Works of clusters evicted with purgeMode Directly and
-// returns the clusters still holding one, with the results of its deletes. Until none is
-// left no Work of the binding is written, so the workload never runs in the evicted
-// cluster and its replacement at once. A Work orphans already tried to delete is not
-// deleted twice in one sync: its result is among the orphans.
-func (r *Reconciler) purgeEvictedDirectly(ctx context.Context, s *scope, orphans []workapply.Result) ([]string, []workapply.Result, error) {
-	_, purge := render.EvictingClusters(s.binding.Spec)
-	if len(purge) == 0 {
-		return nil, nil, nil
-	}
-	works, err := r.worksOf(ctx, s)
-	if err != nil {
-		return nil, nil, err
+// purgeEvictedDirectly deletes the Works of clusters evicted with purgeMode Directly. Until
+// none is left no Work of the binding is written, so the workload never runs in the evicted
+// cluster and its replacement at once. A Work the orphans' phase already tried to delete
+// is not deleted twice in one sync: its result is among the deletes.
+func (r *Reconciler) purgeEvictedDirectly(ctx context.Context, s *scope) bool {
+	if len(s.evictingPurge) == 0 {
+		return true
 	}
 	tried := map[types.NamespacedName]bool{}
-	for _, o := range orphans {
-		tried[o.Work] = true
+	for _, d := range s.deletes {
+		tried[d.Work] = true
 	}
 	applier := r.applier()
 	waitingFor := sets.New[string]()
-	var results []workapply.Result
-	for i := range works {
-		cluster, ok := names.ClusterOfExecutionNamespace(works[i].Namespace)
-		if !ok || !purge[cluster] {
+	for i := range s.works {
+		cluster, ok := names.ClusterOfExecutionNamespace(s.works[i].Namespace)
+		if !ok || !s.evictingPurge[cluster] {
 			continue
 		}
 		waitingFor.Insert(cluster)
-		if !tried[client.ObjectKeyFromObject(&works[i])] {
-			results = append(results, applier.Delete(ctx, cluster, &works[i]))
+		if !tried[client.ObjectKeyFromObject(&s.works[i])] {
+			s.deletes = append(s.deletes, applier.Delete(ctx, cluster, &s.works[i]))
 		}
 	}
-	return sets.List(waitingFor), results, nil
-}
-
-// worksOf lists the metadata of every Work whose annotations name this binding: those in
-// the cache, and those this process wrote that the cache has not seen yet.
-func (r *Reconciler) worksOf(ctx context.Context, s *scope) ([]metav1.PartialObjectMetadata, error) {
-	works, err := r.worksNaming(ctx, s.binding)
-	if err != nil {
-		return nil, fmt.Errorf("listing works of %s: %w", s, err)
+	if waitingFor.Len() == 0 {
+		return true
 	}
-	return works, nil
+	ctrl.LoggerFrom(ctx).Info("Waiting for the Works of clusters evicted with purgeMode Directly to be deleted", "clusters", sets.List(waitingFor))
+	s.stopped = &stop{reason: stopWaitingForEviction, cond: waitingForEviction(sets.List(waitingFor))}
+	return false
 }
 
 // worksNaming lists the Works whose annotations name binding b (its kind, namespace and
