@@ -40,8 +40,9 @@ import (
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
-// Reconciler syncs one kind of binding to its Works.
-type Reconciler struct {
+// Config is what a Reconciler is made from (NewReconciler); it does not change while the
+// Reconciler runs.
+type Config struct {
 	// Client reads from the informer cache and writes to the API server.
 	Client client.Client
 	// APIReader reads from the API server itself, for the rare reads the cache cannot answer.
@@ -69,7 +70,14 @@ type Reconciler struct {
 	WorkWriter workapply.Writer
 	// TemplateKinds refuses template kinds the cache could never list; nil trusts every kind.
 	TemplateKinds *cacheable.Kinds
+}
 
+// Reconciler syncs one kind of binding to its Works: its Config, and what it keeps while
+// it runs.
+type Reconciler struct {
+	Config
+
+	// deletionWaits feeds the blocked-bindings gauge; both kinds share one (Setup).
 	deletionWaits *deletionWaits
 	stuck         *stuckWarnings
 	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
@@ -89,34 +97,34 @@ type Reconciler struct {
 // releasedMemory is how long a released binding is remembered: far longer than any cache lag.
 const releasedMemory = 10 * time.Minute
 
-// NewReconciler returns a Reconciler for kind with the given settings; zero settings
-// take their defaults (DefaultOptions).
-func NewReconciler(r Reconciler) *Reconciler {
+// NewReconciler returns a Reconciler made from c; zero settings take their defaults
+// (DefaultOptions).
+func NewReconciler(c Config) *Reconciler {
 	d := DefaultOptions()
-	if r.ClusterSyncConcurrency <= 0 {
-		r.ClusterSyncConcurrency = d.ClusterSyncConcurrency
+	if c.ClusterSyncConcurrency <= 0 {
+		c.ClusterSyncConcurrency = d.ClusterSyncConcurrency
 	}
-	if r.BlockedWorkRecheckInterval <= 0 {
-		r.BlockedWorkRecheckInterval = d.BlockedWorkRecheckInterval
+	if c.BlockedWorkRecheckInterval <= 0 {
+		c.BlockedWorkRecheckInterval = d.BlockedWorkRecheckInterval
 	}
-	if r.StuckWorkWarningAfter <= 0 {
-		r.StuckWorkWarningAfter = d.StuckWorkWarningAfter
+	if c.StuckWorkWarningAfter <= 0 {
+		c.StuckWorkWarningAfter = d.StuckWorkWarningAfter
 	}
-	if r.deletionWaits == nil {
-		r.deletionWaits = newDeletionWaits()
+	if c.Ledger == nil {
+		c.Ledger = workapply.NewLedger()
 	}
-	if r.Ledger == nil {
-		r.Ledger = workapply.NewLedger()
+	if c.Interpreter == nil {
+		c.Interpreter = interpreter.New(interpreter.Options{})
 	}
-	if r.Interpreter == nil {
-		r.Interpreter = interpreter.New(interpreter.Options{})
+	return &Reconciler{
+		Config:        c,
+		deletionWaits: newDeletionWaits(),
+		stuck:         newStuckWarnings(),
+		watchesWorks:  true,
+		queueReady:    make(chan struct{}),
+		parking:       &bindingqueue.Parking{},
+		released:      recent.NewUIDs(releasedMemory),
 	}
-	r.watchesWorks = true
-	r.released = recent.NewUIDs(releasedMemory)
-	r.stuck = newStuckWarnings()
-	r.queueReady = make(chan struct{})
-	r.parking = &bindingqueue.Parking{}
-	return &r
 }
 
 // Reconcile only fetches and dispatches; the phases live in sync.go and delete.go.
@@ -219,7 +227,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			continue
 		}
 		warmer.bindings = append(warmer.bindings, bindingAPIOf(c.kind))
-		r := NewReconciler(Reconciler{
+		r := NewReconciler(Config{
 			Client:                     mgr.GetClient(),
 			APIReader:                  mgr.GetAPIReader(),
 			Recorder:                   mgr.GetEventRecorderFor(bindingAPIOf(c.kind).eventComponent), //nolint:staticcheck // core/v1, as Karmada's
@@ -232,8 +240,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			TemplateKinds:              templateKinds,
 			Served:                     apis,
 			Interpreter:                resourceInterpreter,
-			deletionWaits:              deletionWaits,
 		})
+		r.deletionWaits = deletionWaits
 		if err := r.setupWithManager(mgr, c.name, c.workers, bindingqueue.NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
 		}

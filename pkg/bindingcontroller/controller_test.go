@@ -116,7 +116,7 @@ func newHarness(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) *h
 		WithIndex(workapply.WorkMetadata(), workByBindingIndex, indexWorkByBinding).
 		WithInterceptorFuncs(funcs).Build()
 	rec := record.NewFakeRecorder(100)
-	return &harness{t: t, client: cl, recorder: rec, r: NewReconciler(Reconciler{
+	return &harness{t: t, client: cl, recorder: rec, r: NewReconciler(Config{
 		Client: cl, APIReader: cl, Recorder: rec, Kind: render.ResourceBindingKind, ClusterSyncConcurrency: 4,
 	})}
 }

@@ -161,7 +161,7 @@ func TestWorksOfAGoneClusterResourceBindingAreDeleted(t *testing.T) {
 	rbWork := orphanWork("member2", map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"})
 	rbWork.Annotations[workv1alpha2.ResourceBindingNameAnnotation] = "reader-clusterrole"
 	h := newHarness(t, interceptor.Funcs{}, work, rbWork)
-	r := NewReconciler(Reconciler{Client: h.client, APIReader: h.client, Kind: render.ClusterResourceBindingKind})
+	r := NewReconciler(Config{Client: h.client, APIReader: h.client, Kind: render.ClusterResourceBindingKind})
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "reader-clusterrole"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func TestSyncWorkSucceedNamesTheBindingAsKarmadaDoes(t *testing.T) {
 	t.Run("ClusterResourceBinding", func(t *testing.T) {
 		role, crb := clusterRoleBinding()
 		h := newHarness(t, interceptor.Funcs{}, role, crb)
-		r := NewReconciler(Reconciler{Client: h.client, APIReader: h.client, Recorder: h.recorder, Kind: render.ClusterResourceBindingKind})
+		r := NewReconciler(Config{Client: h.client, APIReader: h.client, Recorder: h.recorder, Kind: render.ClusterResourceBindingKind})
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: crb.Name}}); err != nil {
 			t.Fatal(err)
 		}

@@ -82,7 +82,7 @@ func newInterpreterHarness(t *testing.T, objs ...client.Object) *interpreterHarn
 			return []string{kindKey(t.APIVersion, t.Kind)}
 		}).Build()
 	rec := record.NewFakeRecorder(100)
-	return &interpreterHarness{client: cl, recorder: rec, r: NewReconciler(Reconciler{
+	return &interpreterHarness{client: cl, recorder: rec, r: NewReconciler(Config{
 		Client: cl, APIReader: cl, Recorder: rec, Kind: render.ResourceBindingKind, ClusterSyncConcurrency: 4,
 		Served: ServedAPIs{Customizations: true}, Interpreter: newInterpreter(cl, ServedAPIs{Customizations: true}),
 	})}
@@ -202,7 +202,7 @@ func TestACustomizationMapsToTheBindingsOfItsKind(t *testing.T) {
 			ref := obj.(*workv1alpha2.ResourceBinding).Spec.Resource
 			return []string{kindKey(ref.APIVersion, ref.Kind)}
 		}).Build()
-	r := NewReconciler(Reconciler{Client: cl, Kind: render.ResourceBindingKind, Served: ServedAPIs{Customizations: true}})
+	r := NewReconciler(Config{Client: cl, Kind: render.ResourceBindingKind, Served: ServedAPIs{Customizations: true}})
 	got := r.bindingsInterpretedBy(context.Background(), queueCustomization("queue-replicas", "x"))
 	if len(got) != 1 || got[0].Name != "jobs-queue" {
 		t.Errorf("requests %v, want only default/jobs-queue", got)
@@ -234,7 +234,7 @@ func TestAWebhookConfigurationMapsToTheBindingsOfTheKindsItRevises(t *testing.T)
 			ref := obj.(*workv1alpha2.ResourceBinding).Spec.Resource
 			return []string{kindKey(ref.APIVersion, ref.Kind)}
 		}).Build()
-	r := NewReconciler(Reconciler{Client: cl, Kind: render.ResourceBindingKind, Served: ServedAPIs{Webhooks: true}})
+	r := NewReconciler(Config{Client: cl, Kind: render.ResourceBindingKind, Served: ServedAPIs{Webhooks: true}})
 	s := func(v ...string) []string { return v }
 	for _, c := range []struct {
 		name string
