@@ -50,6 +50,42 @@ func expectParked(ns, name, why string) {
 	seen, err := testkit.Settled(failures(ns, name), 2*time.Second, time.Minute)
 	Expect(err).NotTo(HaveOccurred(), why)
 	Consistently(failures(ns, name), 3*time.Second).Should(Equal(seen), why)
+	// controller-runtime is told too: the sync ended with a terminal error, which it logs
+	// and counts, and does not retry.
+	Expect(terminalErrorLines(ns, name)).To(BeNumerically(">", 0), why+": no terminal Reconciler error logged")
+	Expect(resourceBindingCounter("controller_runtime_terminal_reconcile_errors_total")).To(BeNumerically(">", 0), why)
+}
+
+// terminalErrorLines counts the Reconciler error lines controller-runtime logged for syncs
+// of binding ns/name that ended with a terminal error.
+func terminalErrorLines(ns, name string) int {
+	n := 0
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "Reconciler error") && strings.Contains(line, "terminal error") &&
+			strings.Contains(line, `"namespace": "`+ns+`"`) && strings.Contains(line, `"name": "`+name+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// resourceBindingCounter reads one of controller-runtime's counters for the ResourceBinding controller.
+func resourceBindingCounter(name string) float64 {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "resourcebinding" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }
 
 // activeWorkers is how many ResourceBinding workers are busy now, from controller-runtime's metric.
