@@ -16,15 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/suite"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
 // apiServer is a started envtest control plane and a client for it.
 type apiServer struct {
-	env *envtest.Environment
 	cfg *rest.Config
 	c   client.Client
 }
@@ -32,14 +31,8 @@ type apiServer struct {
 // startAPIServer starts a control plane with the CRDs of crdDir, stopped after the
 // enclosing Ordered container.
 func startAPIServer(crdDir string) *apiServer {
-	env, cfg, err := envtestutil.Start(crdDir)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		Expect(env.Stop()).To(Succeed())
-	})
-	c, err := client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-	return &apiServer{env: env, cfg: cfg, c: c}
+	plane := suite.StartPlane(suite.PlaneOptions{CRDs: []string{crdDir}})
+	return &apiServer{cfg: plane.Config, c: plane.Client}
 }
 
 // roundTrip creates the fixture through the typed client (and writes its status through

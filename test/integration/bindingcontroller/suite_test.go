@@ -17,13 +17,13 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/suite"
 	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
+	"github.com/binding-controller/binding-controller/pkg/controllermanager"
 )
 
 var (
@@ -37,38 +37,25 @@ var (
 var members = []string{"member1", "member2", "member3"}
 
 func TestBindingController(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(20 * time.Second)
-	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	RunSpecs(t, "Binding controller on a real API server")
+	suite.Run(t, "Binding controller on a real API server",
+		suite.Timeouts{Eventually: 20 * time.Second, Polling: 50 * time.Millisecond})
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)), zap.UseDevMode(true)))
-
-	env, cfg, err := envtestutil.Start(envtestutil.KarmadaCRDDir(),
-		filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"),
-		filepath.Join(envtestutil.RepoRoot(), "test", "testdata", "workload-crds"))
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-
-	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(testkit.JoinClusters(ctx, k8s, members...)).To(Succeed())
-
-	opts := testkit.InProcessOptions()
-	// Keep the backoff short so a retry-driven recovery shows within the test's patience.
-	opts.RateLimiter.MaxDelay = 2 * time.Second
-	opts.StuckWorkWarningAfter = 3 * time.Second
-	stop, err := testkit.RunManager(ctx, cfg, opts, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
-	Expect(err).NotTo(HaveOccurred())
-	// Cleanups run last-registered first: the controller stops before the API server.
-	DeferCleanup(func() { stop(); cancel() })
-
-	sim = executionsim.New(k8s, 50*time.Millisecond)
-	go sim.Run(ctx)
+	plane := suite.StartPlane(suite.PlaneOptions{
+		CRDs: []string{envtestutil.KarmadaCRDDir(),
+			filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"),
+			filepath.Join(envtestutil.RepoRoot(), "test", "testdata", "workload-crds")},
+		Members: members,
+		Manager: func(opts *controllermanager.Options) {
+			// Keep the backoff short so a retry-driven recovery shows within the test's patience.
+			opts.RateLimiter.MaxDelay = 2 * time.Second
+			opts.StuckWorkWarningAfter = 3 * time.Second
+		},
+		Simulator: 50 * time.Millisecond,
+		Log:       io.MultiWriter(GinkgoWriter, logs),
+	})
+	ctx, k8s, sim = plane.Ctx, plane.Client, plane.Sim
 })
 
 var nsCounter int

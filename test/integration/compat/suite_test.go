@@ -13,15 +13,11 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
-	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
-	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/suite"
+	"github.com/binding-controller/binding-controller/pkg/controllermanager"
 )
 
 var (
@@ -30,39 +26,26 @@ var (
 )
 
 func TestCompatibilityTable(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	RunSpecs(t, "Karmada compatibility table on a real API server")
+	suite.Run(t, "Karmada compatibility table on a real API server",
+		suite.Timeouts{Eventually: 30 * time.Second, Polling: 50 * time.Millisecond})
 }
 
 // startPlane starts a control plane with Karmada's CRDs, with or without the stand-in for
 // karmada-webhook's Work mutation, and the controller on it; they stop when the container ends.
 func startPlane(webhook bool) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	env, err := envtestutil.StartWith(envtestutil.Options{
-		CRDPaths: []string{
+	plane := suite.StartPlane(suite.PlaneOptions{
+		CRDs: []string{
 			envtestutil.KarmadaCRDDir(), filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"),
 			filepath.Join(envtestutil.RepoRoot(), "test", "integration", "compat", "testdata", "crds"),
 		},
 		KarmadaWorkWebhook: webhook,
+		Manager: func(opts *controllermanager.Options) {
+			// Each container runs its own manager in this process.
+			opts.SkipControllerNameValidation = true
+		},
+		// Cases share template names: each case's Works are deleted before the next, and the
+		// simulated execution side lets go of them.
+		Simulator: 20 * time.Millisecond,
 	})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	k8s, err = client.New(env.Config, client.Options{Scheme: envtestutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-
-	opts := testkit.InProcessOptions()
-	// Each container runs its own manager in this process.
-	opts.SkipControllerNameValidation = true
-	stop, err := testkit.RunManager(ctx, env.Config, opts, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { stop(); cancel() })
-
-	// Cases share template names: each case's Works are deleted before the next, and the
-	// simulated execution side lets go of them.
-	sim := executionsim.New(k8s, 20*time.Millisecond)
-	go sim.Run(ctx)
+	ctx, k8s = plane.Ctx, plane.Client
 }

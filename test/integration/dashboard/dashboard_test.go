@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/suite"
 	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/names"
@@ -35,23 +36,13 @@ var (
 )
 
 func TestDashboard(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	RunSpecs(t, "Grafana dashboard against the served metrics")
+	suite.Run(t, "Grafana dashboard against the served metrics",
+		suite.Timeouts{Eventually: 30 * time.Second, Polling: 50 * time.Millisecond})
 }
 
 var _ = BeforeSuite(func() {
-	env, cfg, err := envtestutil.Start(envtestutil.KarmadaCRDDir())
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-	stop, err := testkit.RunManager(ctx, cfg, testkit.InProcessOptions(), func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { stop(); cancel() })
+	plane := suite.StartPlane(suite.PlaneOptions{CRDs: []string{envtestutil.KarmadaCRDDir()}, Manager: suite.ManagerDefaults})
+	ctx, k8s = plane.Ctx, plane.Client
 })
 
 // served gathers the manager's metrics as a scrape would see them.

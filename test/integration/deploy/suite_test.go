@@ -30,10 +30,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/suite"
 )
 
 // targetNamespace is the namespace config/default installs into.
@@ -56,14 +55,10 @@ var renderedDirs = []string{
 }
 
 func TestDeploy(t *testing.T) {
-	RegisterFailHandler(Fail)
-	RunSpecs(t, "Deployment manifests integration suite")
+	suite.Run(t, "Deployment manifests integration suite", suite.Timeouts{})
 }
 
 var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	ctx = context.Background()
-
 	// Rendering needs no API server; do it first so a broken kustomization fails fast.
 	kubectl := filepath.Join(envtestutil.BinaryAssetsDir(), "kubectl")
 	rendered = map[string][]*unstructured.Unstructured{}
@@ -71,11 +66,8 @@ var _ = BeforeSuite(func() {
 		rendered[dir] = render(kubectl, dir)
 	}
 
-	env, cfg, err := envtestutil.Start(envtestutil.ProjectCRDDir())
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
+	plane := suite.StartPlane(suite.PlaneOptions{CRDs: []string{envtestutil.ProjectCRDDir()}})
+	ctx, k8s = plane.Ctx, plane.Client
 
 	// A dry-run create of a namespaced object needs its namespace to exist for real.
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: targetNamespace}})).To(Succeed())

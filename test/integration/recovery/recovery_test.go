@@ -20,9 +20,11 @@ import (
 
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/suite"
 	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/controllermanager"
 )
 
 var (
@@ -32,33 +34,22 @@ var (
 )
 
 func TestRecovery(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyPollingInterval(20 * time.Millisecond)
-	RunSpecs(t, "Recovery of blocked clusters")
+	suite.Run(t, "Recovery of blocked clusters", suite.Timeouts{Polling: 20 * time.Millisecond})
 }
 
 var _ = BeforeSuite(func() {
-	env, cfg, err := envtestutil.Start(envtestutil.KarmadaCRDDir())
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-
-	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(testkit.JoinClusters(ctx, k8s, "member1", "member2")).To(Succeed())
-
-	opts := testkit.InProcessOptions()
-	// Every retry, and the safety recheck, is ten minutes away.
-	opts.RateLimiter.BaseDelay = 10 * time.Minute
-	opts.RateLimiter.MaxDelay = 10 * time.Minute
-	opts.BlockedWorkRecheckInterval = 10 * time.Minute
-	stop, err := testkit.RunManager(ctx, cfg, opts, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { stop(); cancel() })
-
-	sim = executionsim.New(k8s, 20*time.Millisecond)
-	go sim.Run(ctx)
+	plane := suite.StartPlane(suite.PlaneOptions{
+		CRDs:    []string{envtestutil.KarmadaCRDDir()},
+		Members: []string{"member1", "member2"},
+		Manager: func(opts *controllermanager.Options) {
+			// Every retry, and the safety recheck, is ten minutes away.
+			opts.RateLimiter.BaseDelay = 10 * time.Minute
+			opts.RateLimiter.MaxDelay = 10 * time.Minute
+			opts.BlockedWorkRecheckInterval = 10 * time.Minute
+		},
+		Simulator: 20 * time.Millisecond,
+	})
+	ctx, k8s, sim = plane.Ctx, plane.Client, plane.Sim
 })
 
 // syncs counts finished ResourceBinding syncs, from the controller's own metric.

@@ -23,19 +23,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
+	"github.com/binding-controller/binding-controller/internal/testenv/suite"
 	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 )
 
 var (
 	ctx     context.Context
-	cfg     *rest.Config
+	plane   *suite.Plane
 	k8s     client.Client // uncached: what a user would see
 	sim     *executionsim.Simulator
 	logs    = &testkit.SyncBuffer{}
@@ -47,38 +46,25 @@ var (
 var members = []string{"member1", "member2", "member3", "member4", "member5"}
 
 func TestBehindKarmadaWebhook(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	RunSpecs(t, "Binding controller behind karmada-webhook's Work mutation")
+	suite.Run(t, "Binding controller behind karmada-webhook's Work mutation",
+		suite.Timeouts{Eventually: 30 * time.Second, Polling: 50 * time.Millisecond})
 }
 
 var _ = BeforeSuite(func() {
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.MultiWriter(GinkgoWriter, logs)), zap.UseDevMode(true)))
-
-	env, err := envtestutil.StartWith(envtestutil.Options{
-		CRDPaths: []string{envtestutil.KarmadaCRDDir(),
+	plane = suite.StartPlane(suite.PlaneOptions{
+		CRDs: []string{envtestutil.KarmadaCRDDir(),
 			filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml")},
 		KarmadaWorkWebhook: true,
+		Members:            members,
+		Simulator:          50 * time.Millisecond,
+		Log:                io.MultiWriter(GinkgoWriter, logs),
 	})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(env.Stop)
-	cfg = env.Config
-	var cancel context.CancelFunc
-	ctx, cancel = context.WithCancel(context.Background())
-	DeferCleanup(cancel)
-
-	k8s, err = client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(testkit.JoinClusters(ctx, k8s, members...)).To(Succeed())
+	ctx, k8s, sim = plane.Ctx, plane.Client, plane.Sim
 	// The controller's own namespace, where it keeps its Work ledger checkpoint.
 	Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "karmada-system"}})).To(Succeed())
 	startManager()
 	// Cleanups run last-registered first: the controller stops before the API server.
 	DeferCleanup(func() { stopMgr() })
-
-	sim = executionsim.New(k8s, 50*time.Millisecond)
-	go sim.Run(ctx)
 })
 
 // startManager starts a fresh controller-manager in-process, its requests counted.
@@ -88,11 +74,9 @@ func startManager() {
 	opts.SkipControllerNameValidation = true // restartManager builds a second one
 	// The Work ledger's checkpoint is off by default; these specs restart from it.
 	opts.WorkLedgerCheckpointInterval = 30 * time.Second
-	counted := rest.CopyConfig(cfg)
+	counted := rest.CopyConfig(plane.Config)
 	counted.WrapTransport = sent.wrap
-	stop, err := testkit.RunManager(ctx, counted, opts, func(err error) { defer GinkgoRecover(); Fail(err.Error()) })
-	Expect(err).NotTo(HaveOccurred())
-	stopMgr = stop
+	stopMgr = plane.RunManager(counted, opts)
 }
 
 // restartManager stops the manager and starts a fresh one: nothing in memory survives.
