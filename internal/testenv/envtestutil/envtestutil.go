@@ -6,12 +6,9 @@
 // The control-plane binaries are taken from $KUBEBUILDER_ASSETS or, when it is unset,
 // from <repo root>/bin/k8s, where 'make envtest' builds them.
 //
-// Typical use in a Ginkgo suite:
-//
-//	env, cfg, err := envtestutil.Start(envtestutil.ProjectCRDDir())
-//	Expect(err).NotTo(HaveOccurred())
-//	DeferCleanup(env.Stop)
-//	c, err := client.New(cfg, client.Options{Scheme: envtestutil.Scheme()})
+// Ginkgo suites start it through internal/testenv/suite (StartPlane), which adds the
+// manager, the simulated execution side and the cleanup order; the bench and the
+// differential fuzzer use StartWith directly.
 package envtestutil
 
 import (
