@@ -139,18 +139,6 @@ func resolvePath(p string) string {
 	return filepath.Join(RepoRoot(), p)
 }
 
-// Start starts a kube-apiserver and etcd with the CRDs of crdPaths installed (see
-// NewEnvironment; e.g. Start(ProjectCRDDir())), waits until the CRDs are served and
-// returns the running environment and an admin rest.Config. The caller must call
-// env.Stop(). When the binaries are missing the error says how to build them.
-func Start(crdPaths ...string) (*envtest.Environment, *rest.Config, error) {
-	env, err := StartWith(Options{CRDPaths: crdPaths})
-	if err != nil {
-		return nil, nil, err
-	}
-	return env.Environment, env.Config, nil
-}
-
 // Options say what StartWith starts.
 type Options struct {
 	// CRDPaths are the CRDs to install (see NewEnvironment).
