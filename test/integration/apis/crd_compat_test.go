@@ -138,7 +138,7 @@ var _ = Describe("Generated CRDs", func() {
 		for _, f := range files {
 			want = append(want, "bases/"+filepath.Base(f))
 		}
-		Expect(want).To(HaveLen(8))
+		Expect(want).To(HaveLen(12))
 		got := append([]string{}, kustomization.Resources...)
 		sort.Strings(got)
 		Expect(got).To(Equal(want))
@@ -186,6 +186,10 @@ var _ = Describe("Fixtures", func() {
 		Entry("Cluster", "cluster.karmada.io_clusters.yaml", "cluster.yaml"),
 		Entry("ResourceInterpreterCustomization", "config.karmada.io_resourceinterpretercustomizations.yaml", "resourceinterpretercustomization.yaml"),
 		Entry("ResourceInterpreterWebhookConfiguration", "config.karmada.io_resourceinterpreterwebhookconfigurations.yaml", "resourceinterpreterwebhookconfiguration.yaml"),
+		Entry("RolloutPolicy", "rollouts.binding-controller.io_rolloutpolicies.yaml", "rolloutpolicy.yaml", "clusterrolloutpolicy.yaml"),
+		Entry("ClusterRolloutPolicy", "rollouts.binding-controller.io_clusterrolloutpolicies.yaml", "rolloutpolicy.yaml", "clusterrolloutpolicy.yaml"),
+		Entry("BindingRollout", "rollouts.binding-controller.io_bindingrollouts.yaml", "bindingrollout.yaml", "clusterbindingrollout.yaml"),
+		Entry("ClusterBindingRollout", "rollouts.binding-controller.io_clusterbindingrollouts.yaml", "bindingrollout.yaml", "clusterbindingrollout.yaml"),
 	)
 
 	It("decode strictly into the Go types", func() {

@@ -4,6 +4,7 @@ package apis_test
 
 import (
 	"encoding/json"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
@@ -297,6 +299,67 @@ var fixtureCases = []fixtureCase{
 			g.Expect(svc.Path).To(Equal(ptr.To("/interpreter-queue")))
 			g.Expect(svc.Port).To(Equal(ptr.To[int32](8443)))
 			g.Expect(wc.Webhooks[1].Rules[0].APIGroups).To(Equal([]string{""}))
+		},
+	},
+	{
+		File:    "rolloutpolicy.yaml",
+		GVK:     rolloutsv1alpha1.GroupVersion.WithKind("RolloutPolicy"),
+		CRDFile: "rollouts.binding-controller.io_rolloutpolicies.yaml",
+		New:     func() client.Object { return &rolloutsv1alpha1.RolloutPolicy{} },
+		Check: func(g Gomega, obj client.Object) {
+			s := obj.(*rolloutsv1alpha1.RolloutPolicy).Spec
+			g.Expect(s.ResourceSelectors[0]).To(Equal(policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: "default"}))
+			g.Expect(s.ResourceSelectors[1].LabelSelector.MatchExpressions[0].Values).To(Equal([]string{"stable"}))
+			g.Expect(s.Stages).To(HaveLen(2))
+			g.Expect(s.Stages[0].Clusters.Names).To(Equal([]string{"member1"}))
+			g.Expect(s.Stages[1].MaxConcurrency.String()).To(Equal("50%"))
+			g.Expect(s.Stages[1].MinSuccessTime.Duration).To(Equal(2 * time.Minute))
+			g.Expect(s.Stages[1].RequireApproval).To(BeTrue())
+			g.Expect(s.ProgressDeadline.Duration).To(Equal(10 * time.Minute))
+			g.Expect(s.MaxFailures).To(Equal(ptr.To[int32](1)))
+			g.Expect(s.RollbackOnFailure).To(BeTrue())
+			g.Expect(s.RevisionHistoryLimit).To(Equal(ptr.To[int32](5)))
+		},
+	},
+	{
+		File:    "clusterrolloutpolicy.yaml",
+		GVK:     rolloutsv1alpha1.GroupVersion.WithKind("ClusterRolloutPolicy"),
+		CRDFile: "rollouts.binding-controller.io_clusterrolloutpolicies.yaml",
+		New:     func() client.Object { return &rolloutsv1alpha1.ClusterRolloutPolicy{} },
+		Check: func(g Gomega, obj client.Object) {
+			p := obj.(*rolloutsv1alpha1.ClusterRolloutPolicy)
+			g.Expect(p.Namespace).To(BeEmpty())
+			g.Expect(p.Spec.Stages[0].MaxConcurrency.IntValue()).To(Equal(1))
+			g.Expect(p.Spec.MaxFailures).To(Equal(ptr.To[int32](0)))
+			g.Expect(p.Spec.RevisionHistoryLimit).To(Equal(ptr.To[int32](10)))
+		},
+	},
+	{
+		File:      "bindingrollout.yaml",
+		GVK:       rolloutsv1alpha1.GroupVersion.WithKind("BindingRollout"),
+		CRDFile:   "rollouts.binding-controller.io_bindingrollouts.yaml",
+		New:       func() client.Object { return &rolloutsv1alpha1.BindingRollout{} },
+		HasStatus: true,
+		Check: func(g Gomega, obj client.Object) {
+			r := obj.(*rolloutsv1alpha1.BindingRollout)
+			g.Expect(r.Spec.Policy).To(Equal(rolloutsv1alpha1.PolicyReference{Kind: "RolloutPolicy", Namespace: "default", Name: "web"}))
+			g.Expect(r.Status.Phase).To(Equal(rolloutsv1alpha1.PhaseProgressing))
+			g.Expect(r.Status.Clusters).To(HaveLen(3))
+			g.Expect(r.Status.Clusters[2].State).To(Equal(rolloutsv1alpha1.ClusterPending))
+			g.Expect(r.Status.UpdatedClusters).To(Equal(int32(2)))
+		},
+	},
+	{
+		File:      "clusterbindingrollout.yaml",
+		GVK:       rolloutsv1alpha1.GroupVersion.WithKind("ClusterBindingRollout"),
+		CRDFile:   "rollouts.binding-controller.io_clusterbindingrollouts.yaml",
+		New:       func() client.Object { return &rolloutsv1alpha1.ClusterBindingRollout{} },
+		HasStatus: true,
+		Check: func(g Gomega, obj client.Object) {
+			r := obj.(*rolloutsv1alpha1.ClusterBindingRollout)
+			g.Expect(r.Status.Phase).To(Equal(rolloutsv1alpha1.PhaseHalted))
+			g.Expect(r.Status.Clusters[0].Message).To(ContainSubstring("Unhealthy"))
+			g.Expect(r.Status.HealthyClusters).To(BeZero())
 		},
 	},
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	"github.com/binding-controller/binding-controller/internal/testenv/suite"
+	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
@@ -133,6 +134,20 @@ var _ = Describe("The project's CRDs on a real API server", Ordered, func() {
 		names, cells := tableColumns(s.cfg, "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings/printer-columns")
 		Expect(names).To(Equal([]string{"Name", "SCHEDULED", "FULLYAPPLIED", "WORKS-SYNCED", "AGE"}))
 		Expect(cells[:4]).To(Equal([]any{"printer-columns", "True", "False", "True"}))
+	})
+
+	It("print a binding's rollout: revision, stage, phase and cluster counts", func() {
+		r := &rolloutsv1alpha1.BindingRollout{}
+		loadTyped("bindingrollout.yaml", r)
+		r.Name = "printer-columns"
+		status := r.Status
+		Expect(s.c.Create(ctx, r)).To(Succeed())
+		r.Status = status
+		Expect(s.c.Status().Update(ctx, r)).To(Succeed())
+
+		names, cells := tableColumns(s.cfg, "/apis/rollouts.binding-controller.io/v1alpha1/namespaces/default/bindingrollouts/printer-columns")
+		Expect(names).To(Equal([]string{"Name", "Revision", "Stage", "Phase", "Updated", "Healthy", "Total", "Policy", "Age"}))
+		Expect(cells[:8]).To(Equal([]any{"printer-columns", "web-deployment-7d9f8c6b5", "rest", "Progressing", 2.0, 1.0, 3.0, "web"}))
 	})
 
 	Describe("a ResourceBinding with fields the Go types do not model", Ordered, func() {
