@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/controlplane"
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
@@ -547,11 +548,15 @@ func managerFlag(args []string, name string) string {
 
 // newPlane starts a fresh control plane for one measured load: behind karmada-webhook's
 // Work mutation, with the workload CRDs, as the load says.
-func (p *propagation) newPlane(label string, load loadSpec) (*benchkit.Plane, error) {
+func (p *propagation) newPlane(label string, load loadSpec) (*controlplane.Plane, error) {
 	p.seq++
 	dir := filepath.Join(p.s.Dir, fmt.Sprintf("%02d-%s", p.seq, sanitize(label)))
 	t := time.Now()
-	plane, err := benchkit.StartPlane(benchkit.PlaneOptions{Dir: dir, Audit: p.audit,
+	var audited []string
+	if p.audit {
+		audited = []string{benchkit.ControllerUser, benchkit.CeilingUser}
+	}
+	plane, err := controlplane.Start(controlplane.Options{Dir: dir, AuditUsers: audited,
 		KarmadaWorkWebhook: load.KarmadaWebhook, WorkloadCRDs: load.Interpreted})
 	if err != nil {
 		return nil, err
@@ -565,7 +570,7 @@ func (p *propagation) newPlane(label string, load loadSpec) (*benchkit.Plane, er
 // them. A load of the Lua kind gets the customization first, and its templates are
 // Deployments' bodies as the API server defaults them (a dry run), so that both kinds'
 // Works carry the same manifest.
-func (p *propagation) prepare(ctx context.Context, plane *benchkit.Plane, load loadSpec) ([]*appsv1.Deployment, []workv1alpha2.ObjectReference, error) {
+func (p *propagation) prepare(ctx context.Context, plane *controlplane.Plane, load loadSpec) ([]*appsv1.Deployment, []workv1alpha2.ObjectReference, error) {
 	if err := plane.JoinMembers(ctx, benchkit.Members(load.Clusters)); err != nil {
 		return nil, nil, fmt.Errorf("joining members: %w", err)
 	}
@@ -598,7 +603,7 @@ func (p *propagation) prepare(ctx context.Context, plane *benchkit.Plane, load l
 
 // createTemplate creates d, or for a load of the Lua kind a template of that kind with
 // d's body as the API server defaults it, and returns a reference to what it created.
-func (p *propagation) createTemplate(ctx context.Context, plane *benchkit.Plane, load loadSpec, d *appsv1.Deployment) (workv1alpha2.ObjectReference, error) {
+func (p *propagation) createTemplate(ctx context.Context, plane *controlplane.Plane, load loadSpec, d *appsv1.Deployment) (workv1alpha2.ObjectReference, error) {
 	if !load.lua() {
 		if err := plane.Client.Create(ctx, d); err != nil {
 			return workv1alpha2.ObjectReference{}, err
@@ -798,7 +803,7 @@ func (p *propagation) controllerRun(ctx context.Context, spec benchkit.Controlle
 // restart starts a fresh controller process on the synced plane and counts what it asks
 // of the API server until it has reconciled every binding (n) and gone quiet: the cost of
 // a restart or a leader change, when nothing a fresh process can trust is in memory.
-func (p *propagation) restart(ctx context.Context, plane *benchkit.Plane, spec benchkit.ControllerSpec, kubeconfig, logPath string, n int) (*resyncResult, error) {
+func (p *propagation) restart(ctx context.Context, plane *controlplane.Plane, spec benchkit.ControllerSpec, kubeconfig, logPath string, n int) (*resyncResult, error) {
 	res := &resyncResult{Bindings: n}
 	auditFrom := benchkit.AuditOffset(plane.AuditLog)
 	start := time.Now()
@@ -843,7 +848,7 @@ func (p *propagation) restart(ctx context.Context, plane *benchkit.Plane, spec b
 }
 
 // stopPlane ends the run's watches, then the control plane, and says how long it took.
-func (p *propagation) stopPlane(label string, plane *benchkit.Plane, cancel context.CancelFunc) {
+func (p *propagation) stopPlane(label string, plane *controlplane.Plane, cancel context.CancelFunc) {
 	cancel()
 	t := time.Now()
 	if err := plane.Stop(); err != nil {
@@ -855,7 +860,7 @@ func (p *propagation) stopPlane(label string, plane *benchkit.Plane, cancel cont
 // canary binds one small template of the load's kind and waits for its Work: the
 // controller is up and its caches, the template kind's among them, are synced, whatever
 // controller it is.
-func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker *localplane.WorkTracker, load loadSpec) error {
+func (p *propagation) canary(ctx context.Context, plane *controlplane.Plane, tracker *localplane.WorkTracker, load loadSpec) error {
 	ref, err := p.createTemplate(ctx, plane, load, benchkit.Deployment(canaryNamespace, "canary", 1, 0))
 	if err != nil {
 		return fmt.Errorf("creating the canary template: %w", err)
@@ -871,7 +876,7 @@ func (p *propagation) canary(ctx context.Context, plane *benchkit.Plane, tracker
 }
 
 // canaryWork creates the canary's rendered Work with the plain client and waits for it.
-func (p *propagation) canaryWork(ctx context.Context, plane *benchkit.Plane, cl client.Client, tracker *localplane.WorkTracker) error {
+func (p *propagation) canaryWork(ctx context.Context, plane *controlplane.Plane, cl client.Client, tracker *localplane.WorkTracker) error {
 	d := benchkit.Deployment(canaryNamespace, "canary", 1, 0)
 	if err := plane.Client.Create(ctx, d); err != nil {
 		return fmt.Errorf("creating the canary template: %w", err)
@@ -896,7 +901,7 @@ func (p *propagation) canaryWork(ctx context.Context, plane *benchkit.Plane, cl 
 // resync re-queues every binding without changing anything its Works depend on (an
 // annotation on the binding, which the controller watches) and counts what the
 // controller then asks of the API server.
-func (p *propagation) resync(ctx context.Context, plane *benchkit.Plane, ctl *benchkit.Controller, bindings []*workv1alpha2.ResourceBinding) (*resyncResult, error) {
+func (p *propagation) resync(ctx context.Context, plane *controlplane.Plane, ctl *benchkit.Controller, bindings []*workv1alpha2.ResourceBinding) (*resyncResult, error) {
 	res := &resyncResult{Bindings: len(bindings)}
 	before, err := ctl.Scrape(ctx)
 	if err != nil {
@@ -935,7 +940,7 @@ func reconciles(s localplane.Metrics) float64 {
 
 // requeueAll patches a fresh value of one annotation on every binding and waits until the
 // controller has reconciled as many bindings (without metrics: until it is quiet).
-func (p *propagation) requeueAll(ctx context.Context, plane *benchkit.Plane, ctl *benchkit.Controller,
+func (p *propagation) requeueAll(ctx context.Context, plane *controlplane.Plane, ctl *benchkit.Controller,
 	bindings []*workv1alpha2.ResourceBinding) (time.Duration, error) {
 	before, err := ctl.Scrape(ctx)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/controlplane"
 	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
@@ -117,7 +118,7 @@ func runRecovery(ctx context.Context, args []string) error {
 		"timed-out and failed samples are left out of the percentiles and counted under timeouts and errors (the error text is in the sample); after --max-timeouts a mode's remaining samples are skipped")
 
 	logf("starting the control plane")
-	plane, err := benchkit.StartPlane(benchkit.PlaneOptions{Dir: filepath.Join(s.Dir, "plane")})
+	plane, err := controlplane.Start(controlplane.Options{Dir: filepath.Join(s.Dir, "plane")})
 	if err != nil {
 		return err
 	}
@@ -333,7 +334,7 @@ func sanitize(s string) string {
 }
 
 type recoveryRun struct {
-	plane       *benchkit.Plane
+	plane       *controlplane.Plane
 	tracker     *localplane.WorkTracker
 	sim         *executionsim.Simulator
 	stepTimeout time.Duration

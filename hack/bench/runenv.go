@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/controlplane"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
@@ -16,7 +17,7 @@ import (
 // runEnv is one measured load's fresh control plane, made ready for a controller: the
 // controller's user, the load's namespaces and templates, and a watch timing every Work.
 type runEnv struct {
-	plane      *benchkit.Plane
+	plane      *controlplane.Plane
 	kubeconfig string
 	templates  []*appsv1.Deployment
 	refs       []workv1alpha2.ObjectReference

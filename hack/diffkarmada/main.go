@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
-	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/controlplane"
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 )
 
@@ -106,8 +106,8 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	crdDirs = append(crdDirs, filepath.Join(root, "config", "crd", "bases", "cluster.karmada.io_clusters.yaml"),
-		benchkit.WorkloadCRDDir(), filepath.Join(root, "hack", "diffkarmada", "crds"))
-	plane, err := benchkit.StartPlane(benchkit.PlaneOptions{Dir: filepath.Join(o.workDir, "plane"), CRDPaths: crdDirs})
+		envtestutil.WorkloadCRDDir(), filepath.Join(root, "hack", "diffkarmada", "crds"))
+	plane, err := controlplane.Start(controlplane.Options{Dir: filepath.Join(o.workDir, "plane"), CRDPaths: crdDirs})
 	if err != nil {
 		return err
 	}

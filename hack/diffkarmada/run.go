@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/internal/testenv/controlplane"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/names"
 )
@@ -30,7 +30,7 @@ type Works map[string]map[string]any
 // runner creates cases on one real API server and has Karmada's binding controller, then
 // ours, turn them into Works.
 type runner struct {
-	plane      *benchkit.Plane
+	plane      *controlplane.Plane
 	kubeconfig string
 	karmada    controller
 	ours       controller
@@ -46,7 +46,7 @@ func (r *runner) join(ctx context.Context) error {
 			return fmt.Errorf("creating Cluster %s: %w", c.GetName(), err)
 		}
 	}
-	return r.plane.CreateNamespaces(ctx, benchkit.ExecutionNamespaces(append(append([]string(nil), Members...), absentMember)))
+	return r.plane.CreateNamespaces(ctx, controlplane.ExecutionNamespaces(append(append([]string(nil), Members...), absentMember)))
 }
 
 // A batch is what running a batch of cases came to.

@@ -16,7 +16,6 @@ import (
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
-	"github.com/binding-controller/binding-controller/pkg/names"
 	"github.com/binding-controller/binding-controller/pkg/render"
 )
 
@@ -28,15 +27,6 @@ func Members(n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = Member(i)
-	}
-	return out
-}
-
-// ExecutionNamespaces returns the execution namespaces of clusters.
-func ExecutionNamespaces(clusters []string) []string {
-	out := make([]string, len(clusters))
-	for i, c := range clusters {
-		out[i] = names.ExecutionNamespace(c)
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,8 +46,10 @@ var (
 )
 
 // RepoRoot returns the root directory of the repository: the closest directory holding
-// a go.mod, walking up from the working directory (go test runs in the package
-// directory) and, failing that, from this source file. It panics when none is found.
+// the main module's go.mod, walking up from the working directory (go test runs in the
+// package directory) and, failing that, from this source file. It panics when none is
+// found. Nested modules (bench/, hack/tools/...) have a go.mod of their own, skipped:
+// what is found from them is the repository's root, where bin/k8s and config/ are.
 func RepoRoot() string {
 	repoRootOnce.Do(func() {
 		var starts []string
@@ -69,9 +72,12 @@ func RepoRoot() string {
 	return repoRoot
 }
 
+// mainModule is the module path RepoRoot looks for.
+const mainModule = "github.com/binding-controller/binding-controller"
+
 func findGoMod(dir string) (string, bool) {
 	for {
-		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !fi.IsDir() {
+		if modulePath(filepath.Join(dir, "go.mod")) == mainModule {
 			return dir, true
 		}
 		parent := filepath.Dir(dir)
@@ -80,6 +86,20 @@ func findGoMod(dir string) (string, bool) {
 		}
 		dir = parent
 	}
+}
+
+// modulePath is the module line of the go.mod at path, "" when there is none.
+func modulePath(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 // BinaryAssetsDir returns the directory the control-plane binaries are taken from:
@@ -100,6 +120,12 @@ func ProjectCRDDir() string {
 // published CRDs (Works, bindings, override policies) used for compatibility tests.
 func KarmadaCRDDir() string {
 	return filepath.Join(RepoRoot(), "test", "testdata", "karmada-crds")
+}
+
+// WorkloadCRDDir returns <repo root>/test/testdata/workload-crds: minimal CRDs of
+// third-party and custom workload kinds.
+func WorkloadCRDDir() string {
+	return filepath.Join(RepoRoot(), "test", "testdata", "workload-crds")
 }
 
 // Scheme returns a new scheme holding client-go's built-in types and every API group of
