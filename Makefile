@@ -42,12 +42,14 @@ verify-generated: manifests generate ## Fail when generated files differ from wh
 	  git --no-pager diff --stat -- pkg/apis config; git ls-files --others --exclude-standard -- pkg/apis config; exit 1; fi
 
 .PHONY: fmt
-fmt: ## go fmt.
+fmt: ## go fmt (the bench module too).
 	go fmt ./...
+	go -C bench fmt ./...
 
 .PHONY: vet
-vet: ## go vet.
+vet: ## go vet (the bench module too).
 	go vet ./...
+	go -C bench vet ./...
 
 .PHONY: envtest
 envtest: ## Build the real kube-apiserver, etcd and kubectl into bin/k8s (no-op when current).
@@ -78,16 +80,17 @@ demo: envtest build ## Play the case it exists for (member1 disconnected), narra
 
 ##@ Benchmarks and soak (not part of make test)
 
+# The benchmark is a module of its own (bench/go.mod); its results stay in bench/results.
 BENCH_ARGS ?=
 SOAK_DURATION ?= 10m
 
 .PHONY: bench
 bench: envtest ## Throughput, requests per Work, no-op resync and memory against the plain-client ceiling (bench/results/propagation.json); controller CPU per Work of a Lua-revised kind against a native one (bench/results/interpreter.json).
-	go run ./hack/bench propagation $(BENCH_ARGS)
+	go -C bench run . propagation $(BENCH_ARGS)
 
 .PHONY: bench-recovery
 bench-recovery: envtest ## Recovery latency of a blocked cluster, with the Work watch and backoff-only (bench/results/recovery.json).
-	go run ./hack/bench recovery $(BENCH_ARGS)
+	go -C bench run . recovery $(BENCH_ARGS)
 
 .PHONY: soak
 soak: envtest ## Random bindings, cluster blocks and controller restarts for SOAK_DURATION; fails on a leak or a binding that never converges.
@@ -106,13 +109,19 @@ diff-karmada: envtest build ## Differential fuzzer: Karmada's binding controller
 ##@ Test
 
 .PHONY: test
-test: envtest build ## Run every unit, integration and e2e test (real kube-apiserver + etcd), then fuzz the Lua sandbox for FUZZ_TIME.
+test: envtest build ## Run every unit, integration and e2e test (real kube-apiserver + etcd), the bench module's unit tests, then fuzz the Lua sandbox for FUZZ_TIME.
 	go test $(GO_TEST_FLAGS) ./... $(GINKGO_FLAGS)
+	$(MAKE) test-bench
 	$(MAKE) fuzz
 
 .PHONY: test-unit
-test-unit: ## Unit tests only: no control plane, no binary (under 2 minutes).
+test-unit: ## Unit tests only: no control plane, no binary (under 2 minutes); the bench module's too.
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/integration/ -e /test/e2e -e /test/faults -e /test/demo)
+	$(MAKE) test-bench
+
+.PHONY: test-bench
+test-bench: ## The bench module's unit tests (no control plane): it builds, and its parsing and arithmetic hold.
+	go -C bench test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-integration
 test-integration: envtest ## Integration tests: the controller in-process against a real kube-apiserver + etcd.
@@ -128,8 +137,9 @@ $(GOLANGCI_LINT): hack/tools/golangci-lint/go.mod
 	go -C hack/tools/golangci-lint build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint, pinned in hack/tools/golangci-lint, with .golangci.yml.
+lint: $(GOLANGCI_LINT) ## golangci-lint, pinned in hack/tools/golangci-lint, with .golangci.yml; the bench module too.
 	$(GOLANGCI_LINT) run ./...
+	cd bench && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
 FUZZ_TIME ?= 30s
 

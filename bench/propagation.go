@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/bench/benchkit"
 	"github.com/binding-controller/binding-controller/internal/testenv/controlplane"
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
@@ -298,7 +298,7 @@ func runPropagation(ctx context.Context, args []string) error {
 	scaleJSON := fs.String("scale-json", filepath.Join("bench", "results", "scale.json"),
 		"where the scale scenario writes its results as JSON (relative: to the repository root)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: go run ./hack/bench propagation [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: go -C bench run . propagation [flags]\n\n"+
 			"Every load runs on a fresh control plane with a fresh controller process. initial: --bindings ×\n"+
 			"--clusters created at once, time until every Work exists, against a plain client creating the same\n"+
 			"rendered Works (the ceiling); API requests per new Work. resync: every binding re-queued (an\n"+

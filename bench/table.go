@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/bench/benchkit"
 )
 
 func propagationTable(rep *propagationReport, specs []benchkit.ControllerSpec, runs map[string]map[string]*runResult,

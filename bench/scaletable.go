@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/bench/benchkit"
 )
 
 // table lays out the scale scenario: a column per run and the ratio full ÷ small (the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package benchkit is the shared machinery of hack/bench: the controller-manager built
+// Package benchkit is the shared machinery of the benchmark (bench/): the controller-manager built
 // from this tree and run as a child process, its /metrics and peak RSS, the audit log of
 // the benchmarked clients, and the aligned table and JSON every run prints. The control
 // plane itself is internal/testenv/controlplane.

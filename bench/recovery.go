@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/bench/benchkit"
 	"github.com/binding-controller/binding-controller/internal/testenv/controlplane"
 	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
@@ -79,7 +79,7 @@ func runRecovery(ctx context.Context, args []string) error {
 	stepTimeout := fs.Duration("step-timeout", 2*time.Minute, "cap on every other wait")
 	simInterval := fs.Duration("sim-interval", 50*time.Millisecond, "how often the execution simulator releases deleted Works of connected clusters")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: go run ./hack/bench recovery [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: go -C bench run . recovery [flags]\n\n"+
 			"For each block duration and sample: Deployment + binding to member1 and member2, both Works; member1\n"+
 			"disconnected; binding deleted (member1's Work stays terminating); binding recreated with a new\n"+
 			"permanent-id; after the block duration member1 is connected, the simulator releases the old Work, and\n"+

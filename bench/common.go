@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/bench/benchkit"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 

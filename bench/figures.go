@@ -5,7 +5,7 @@ package main
 import (
 	"strings"
 
-	"github.com/binding-controller/binding-controller/hack/bench/benchkit"
+	"github.com/binding-controller/binding-controller/bench/benchkit"
 )
 
 // tableBuilder collects the figures of the JSON report; the text table is printed

@@ -4,8 +4,8 @@
 // (bin/k8s, 'make envtest'), with the controller-manager built from this tree and run as
 // its own process:
 //
-//	go run ./hack/bench recovery    [flags]   # make bench-recovery
-//	go run ./hack/bench propagation [flags]   # make bench
+//	go -C bench run . recovery    [flags]   # make bench-recovery
+//	go -C bench run . propagation [flags]   # make bench
 //
 // recovery: how long after a disconnected cluster's old Work is finally gone does the
 // cluster get its new Work — with the Work watch and with the retry backoff alone.
@@ -79,7 +79,7 @@ var (
 )
 
 func usage() {
-	fmt.Fprint(os.Stderr, `Usage: go run ./hack/bench <subcommand> [flags]
+	fmt.Fprint(os.Stderr, `Usage: go -C bench run . <subcommand> [flags]
 
 Subcommands:
   recovery      latency of a blocked cluster's new Work after its old Work is gone,
@@ -88,6 +88,6 @@ Subcommands:
                 Work, no-op resync writes, fan-out, memory, Lua-revised against native
                 CPU per Work (make bench)
 
-'go run ./hack/bench <subcommand> --help' lists the flags.
+'go -C bench run . <subcommand> --help' lists the flags.
 `)
 }
