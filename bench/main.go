@@ -7,15 +7,7 @@
 //	go -C bench run . recovery    [flags]   # make bench-recovery
 //	go -C bench run . propagation [flags]   # make bench
 //
-// recovery: how long after a disconnected cluster's old Work is finally gone does the
-// cluster get its new Work — with the Work watch and with the retry backoff alone.
-//
-// propagation: Works/s of the initial propagation against a plain client writing the
-// same Works (the ceiling), API requests per new Work, requests during a no-op resync,
-// wide against narrow fan-out, controller memory with manifests of two sizes, and the
-// controller's CPU per Work of a kind a customization's Lua revises against a native one.
-//
-// Both compare two runs made in the same invocation; the ratios are the headline, the
+// Both compare runs made in the same invocation; the ratios are the headline, the
 // absolute times depend on the machine (printed first, with every flag). Results go to
 // an aligned table and to JSON (--json, default bench/results/<subcommand>.json).
 package main
@@ -31,10 +23,25 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/binding-controller/binding-controller/bench/propagation"
+	"github.com/binding-controller/binding-controller/bench/recovery"
+	"github.com/binding-controller/binding-controller/bench/session"
 )
 
 func main() {
-	if len(os.Args) < 2 {
+	subcommands := map[string]func(context.Context, []string) error{
+		"recovery": recovery.Run, "propagation": propagation.Run,
+	}
+	switch {
+	case len(os.Args) < 2:
+		usage()
+		os.Exit(2)
+	case os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help":
+		usage()
+		return
+	case subcommands[os.Args[1]] == nil:
+		fmt.Fprintf(os.Stderr, "bench: unknown subcommand %q\n\n", os.Args[1])
 		usage()
 		os.Exit(2)
 	}
@@ -44,39 +51,19 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	var err error
-	switch os.Args[1] {
-	case "recovery":
-		err = runRecovery(ctx, os.Args[2:])
-	case "propagation":
-		err = runPropagation(ctx, os.Args[2:])
-	case "-h", "--help", "help":
-		usage()
-		return
-	default:
-		fmt.Fprintf(os.Stderr, "bench: unknown subcommand %q\n\n", os.Args[1])
-		usage()
-		os.Exit(2)
-	}
+	err := subcommands[os.Args[1]](ctx, os.Args[2:])
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, session.ErrHelp):
 	case ctx.Err() != nil:
 		fmt.Fprintln(os.Stderr, "bench: interrupted")
 		os.Exit(130)
-	case errors.Is(err, errHelp):
-	case errors.Is(err, errUsage):
+	case errors.Is(err, session.ErrUsage):
 		os.Exit(2)
 	default:
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
 }
-
-var (
-	errUsage = errors.New("usage")
-	errHelp  = errors.New("help")
-)
 
 func usage() {
 	fmt.Fprint(os.Stderr, `Usage: go -C bench run . <subcommand> [flags]
@@ -86,7 +73,7 @@ Subcommands:
                 with the Work watch and with the retry backoff only (make bench-recovery)
   propagation   initial propagation Works/s against a plain-client ceiling, requests per
                 Work, no-op resync writes, fan-out, memory, Lua-revised against native
-                CPU per Work (make bench)
+                CPU per Work, and the scale, urgent and flood scenarios (make bench)
 
 'go -C bench run . <subcommand> --help' lists the flags.
 `)
