@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package templaterevision keeps the revisions of a binding's resource template as apps/v1
+// ControllerRevisions owned by the binding, as StatefulSets and DaemonSets keep theirs: a
+// staged rollout renders the Works of the clusters it has not reached yet from the
+// revision they run, and a rollback renders them from the one before.
+//
+// A revision is the template without its metadata and status: a change of the spec (or
+// of a kind's other content, such as a ConfigMap's data) makes a new revision, a change
+// of labels, annotations or status does not. A revision's template is rebuilt on the
+// current template's metadata (Template), so the clusters held back keep the old spec
+// with today's labels and annotations.
+package templaterevision
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// BindingUIDLabel marks the revisions of one binding, by its UID: a binding's name may be
+// longer than a label value can be, and a recreated binding is another binding.
+const BindingUIDLabel = "rollouts.binding-controller.io/binding-uid"
+
+// hashLength is how many hex digits of the content's SHA-256 name a revision: 40 bits,
+// ample for the few revisions a binding keeps.
+const hashLength = 10
+
+// Content is what a revision of template holds: every top-level field but apiVersion,
+// kind, metadata and status.
+func Content(template *unstructured.Unstructured) map[string]any {
+	content := map[string]any{}
+	for k, v := range template.Object {
+		switch k {
+		case "apiVersion", "kind", "metadata", "status":
+			continue
+		}
+		content[k] = v
+	}
+	return content
+}
+
+// Hash names a content: the first hex digits of the SHA-256 of its JSON (whose object
+// keys encoding/json sorts, so equal contents hash equal).
+func Hash(content map[string]any) (string, error) {
+	raw, err := json.Marshal(content)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])[:hashLength], nil
+}
+
+// Name is the name of the binding's revision of hash: <binding>-<hash>, the binding's
+// name cut so that the whole stays a valid object name.
+func Name(binding, hash string) string {
+	const maxName = 253
+	if room := maxName - len(hash) - 1; len(binding) > room {
+		binding = binding[:room]
+	}
+	return binding + "-" + hash
+}
+
+// Store reads and writes the revisions.
+type Store struct {
+	Client client.Client
+}
+
+// List returns owner's revisions in namespace, oldest (lowest revision number) first.
+func (s Store) List(ctx context.Context, owner client.Object, namespace string) ([]appsv1.ControllerRevision, error) {
+	list := &appsv1.ControllerRevisionList{}
+	if err := s.Client.List(ctx, list, client.InNamespace(namespace),
+		client.MatchingLabels{BindingUIDLabel: string(owner.GetUID())}); err != nil {
+		return nil, fmt.Errorf("listing the template revisions of %s: %w", owner.GetName(), err)
+	}
+	revisions := list.Items
+	slices.SortFunc(revisions, func(a, b appsv1.ControllerRevision) int { return cmp.Compare(a.Revision, b.Revision) })
+	return revisions, nil
+}
+
+// Ensure returns the revision of template's current content, creating it, numbered above
+// every other revision of owner, when there is none. A content that comes back (a change
+// reverted) gets its old revision renumbered as the newest, as a Deployment's rollback
+// does, so the newest number is always the template as it is.
+func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.GroupVersionKind, namespace string,
+	template *unstructured.Unstructured) (*appsv1.ControllerRevision, error) {
+	content := Content(template)
+	hash, err := Hash(content)
+	if err != nil {
+		return nil, fmt.Errorf("hashing the template of %s: %w", owner.GetName(), err)
+	}
+	revisions, err := s.List(ctx, owner, namespace)
+	if err != nil {
+		return nil, err
+	}
+	next := int64(1)
+	if n := len(revisions); n > 0 {
+		next = revisions[n-1].Revision + 1
+	}
+	name := Name(owner.GetName(), hash)
+	for i := range revisions {
+		rev := &revisions[i]
+		if rev.Name != name {
+			continue
+		}
+		if i == len(revisions)-1 {
+			return rev, nil
+		}
+		base := rev.DeepCopy()
+		rev.Revision = next
+		if err := s.Client.Patch(ctx, rev, client.MergeFrom(base)); err != nil {
+			return nil, fmt.Errorf("renumbering template revision %s/%s: %w", namespace, name, err)
+		}
+		return rev, nil
+	}
+	raw, err := json.Marshal(content)
+	if err != nil {
+		return nil, err
+	}
+	rev := &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: namespace,
+			Labels: map[string]string{BindingUIDLabel: string(owner.GetUID())},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: metav1.GroupVersion{Group: ownerGVK.Group, Version: ownerGVK.Version}.String(),
+				Kind:       ownerGVK.Kind, Name: owner.GetName(), UID: owner.GetUID(),
+				Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true),
+			}},
+		},
+		Data:     runtime.RawExtension{Raw: raw},
+		Revision: next,
+	}
+	if err := s.Client.Create(ctx, rev); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// Another sync of the same binding got there first; its revision is this one.
+			existing := &appsv1.ControllerRevision{}
+			if getErr := s.Client.Get(ctx, client.ObjectKeyFromObject(rev), existing); getErr == nil {
+				return existing, nil
+			}
+		}
+		return nil, fmt.Errorf("creating template revision %s/%s: %w", namespace, name, err)
+	}
+	return rev, nil
+}
+
+// Template rebuilds the template of rev on current's apiVersion, kind and metadata.
+func Template(rev *appsv1.ControllerRevision, current *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	content := map[string]any{}
+	if err := json.Unmarshal(rev.Data.Raw, &content); err != nil {
+		return nil, fmt.Errorf("decoding template revision %s/%s: %w", rev.Namespace, rev.Name, err)
+	}
+	out := &unstructured.Unstructured{Object: content}
+	for _, k := range []string{"apiVersion", "kind", "metadata"} {
+		if v, ok := current.Object[k]; ok {
+			out.Object[k] = runtime.DeepCopyJSONValue(v)
+		}
+	}
+	return out, nil
+}
+
+// Prune deletes owner's oldest revisions until at most limit are left besides the newest,
+// never one named in keep (the revisions a rollout still renders).
+func (s Store) Prune(ctx context.Context, owner client.Object, namespace string, limit int, keep ...string) error {
+	revisions, err := s.List(ctx, owner, namespace)
+	if err != nil {
+		return err
+	}
+	if len(revisions) == 0 {
+		return nil
+	}
+	history := revisions[:len(revisions)-1]
+	excess := len(history) - limit
+	for i := 0; i < len(history) && excess > 0; i++ {
+		if slices.Contains(keep, history[i].Name) {
+			continue
+		}
+		if err := s.Client.Delete(ctx, &history[i]); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting template revision %s/%s: %w", namespace, history[i].Name, err)
+		}
+		excess--
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
