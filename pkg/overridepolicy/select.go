@@ -49,6 +49,14 @@ func Matches(selectors []policyv1alpha1.ResourceSelector, template *unstructured
 	return selectorsPriority(selectors, template) > priorityMismatch
 }
 
+// Specificity is how specifically selectors match template: 0 when they do not match,
+// then higher for a match of every resource of the kind, of a label selector, of a name
+// (Karmada's implicit priority). Rollout policies use it to pick one policy among
+// several that select a template.
+func Specificity(selectors []policyv1alpha1.ResourceSelector, template *unstructured.Unstructured) int {
+	return int(selectorsPriority(selectors, template))
+}
+
 // selectorsPriority is the highest priority among selectors, priorityMatchAll for an
 // empty list.
 func selectorsPriority(selectors []policyv1alpha1.ResourceSelector, template *unstructured.Unstructured) priority {
