@@ -8,8 +8,10 @@
 // A revision is the template without its metadata and status: a change of the spec (or
 // of a kind's other content, such as a ConfigMap's data) makes a new revision, a change
 // of labels, annotations or status does not. A revision's template is rebuilt on the
-// current template's metadata (Template), so the clusters held back keep the old spec
-// with today's labels and annotations.
+// current template's metadata with the revision's own generation (Template): the Works
+// rendered from it carry the resourcetemplate.karmada.io/generation of that revision, as
+// they did when it was current, and the member object's reflected status can be held
+// against it.
 package templaterevision
 
 import (
@@ -20,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +35,10 @@ import (
 // BindingUIDLabel marks the revisions of one binding, by its UID: a binding's name may be
 // longer than a label value can be, and a recreated binding is another binding.
 const BindingUIDLabel = "rollouts.binding-controller.io/binding-uid"
+
+// TemplateGenerationAnnotation records, on a revision, the template's metadata.generation
+// when its content was last current.
+const TemplateGenerationAnnotation = "rollouts.binding-controller.io/template-generation"
 
 // hashLength is how many hex digits of the content's SHA-256 name a revision: 40 bits,
 // ample for the few revisions a binding keeps.
@@ -119,6 +126,7 @@ func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.
 		}
 		base := rev.DeepCopy()
 		rev.Revision = next
+		metav1.SetMetaDataAnnotation(&rev.ObjectMeta, TemplateGenerationAnnotation, strconv.FormatInt(template.GetGeneration(), 10))
 		if err := s.Client.Patch(ctx, rev, client.MergeFrom(base)); err != nil {
 			return nil, fmt.Errorf("renumbering template revision %s/%s: %w", namespace, name, err)
 		}
@@ -131,7 +139,8 @@ func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.
 	rev := &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: namespace,
-			Labels: map[string]string{BindingUIDLabel: string(owner.GetUID())},
+			Labels:      map[string]string{BindingUIDLabel: string(owner.GetUID())},
+			Annotations: map[string]string{TemplateGenerationAnnotation: strconv.FormatInt(template.GetGeneration(), 10)},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: metav1.GroupVersion{Group: ownerGVK.Group, Version: ownerGVK.Version}.String(),
 				Kind:       ownerGVK.Kind, Name: owner.GetName(), UID: owner.GetUID(),
@@ -154,7 +163,8 @@ func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.
 	return rev, nil
 }
 
-// Template rebuilds the template of rev on current's apiVersion, kind and metadata.
+// Template rebuilds the template of rev on current's apiVersion, kind and metadata, with
+// the generation the template had when rev was current.
 func Template(rev *appsv1.ControllerRevision, current *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	content := map[string]any{}
 	if err := json.Unmarshal(rev.Data.Raw, &content); err != nil {
@@ -165,6 +175,9 @@ func Template(rev *appsv1.ControllerRevision, current *unstructured.Unstructured
 		if v, ok := current.Object[k]; ok {
 			out.Object[k] = runtime.DeepCopyJSONValue(v)
 		}
+	}
+	if g, err := strconv.ParseInt(rev.Annotations[TemplateGenerationAnnotation], 10, 64); err == nil {
+		out.SetGeneration(g)
 	}
 	return out, nil
 }

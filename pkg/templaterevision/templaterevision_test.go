@@ -27,6 +27,10 @@ func binding() client.Object {
 }
 
 func deployment(image string, labels map[string]string) *unstructured.Unstructured {
+	return deploymentAt(image, labels, 1)
+}
+
+func deploymentAt(image string, labels map[string]string, generation int64) *unstructured.Unstructured {
 	d := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "web", "namespace": "default", "resourceVersion": "7", "uid": "uid-d"},
@@ -35,6 +39,7 @@ func deployment(image string, labels map[string]string) *unstructured.Unstructur
 		"status": map[string]any{"readyReplicas": int64(3)},
 	}}
 	d.SetLabels(labels)
+	d.SetGeneration(generation)
 	return d
 }
 
@@ -104,23 +109,27 @@ func TestARevertedChangeIsTheNewestRevisionAgain(t *testing.T) {
 	if _, err := s.Ensure(ctx, binding(), bindingGVK, "default", deployment("nginx:1.28", nil)); err != nil {
 		t.Fatal(err)
 	}
-	back, err := s.Ensure(ctx, binding(), bindingGVK, "default", deployment("nginx:1.27", nil))
+	back, err := s.Ensure(ctx, binding(), bindingGVK, "default", deploymentAt("nginx:1.27", nil, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if back.Name != old.Name || back.Revision != 3 {
 		t.Fatalf("reverted: revision %s number %d, want %s number 3", back.Name, back.Revision, old.Name)
 	}
+	if g := back.Annotations[TemplateGenerationAnnotation]; g != "3" {
+		t.Errorf("reverted revision's template generation %q, want the template's 3", g)
+	}
 	if got := names(t, s); got[len(got)-1] != old.Name {
 		t.Errorf("revisions %v, want %s newest", got, old.Name)
 	}
 }
 
-// A revision's template is its spec on the current template's metadata.
+// A revision's template is its spec on the current template's metadata, with the
+// generation the template had when the revision was current.
 func TestARevisionsTemplateKeepsTodaysMetadata(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	old, _ := s.Ensure(ctx, binding(), bindingGVK, "default", deployment("nginx:1.27", nil))
-	current := deployment("nginx:1.28", map[string]string{"team": "a"})
+	old, _ := s.Ensure(ctx, binding(), bindingGVK, "default", deploymentAt("nginx:1.27", nil, 4))
+	current := deploymentAt("nginx:1.28", map[string]string{"team": "a"}, 5)
 	got, err := Template(old, current)
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +137,9 @@ func TestARevisionsTemplateKeepsTodaysMetadata(t *testing.T) {
 	image, _, _ := unstructured.NestedSlice(got.Object, "spec", "template", "spec", "containers")
 	if image[0].(map[string]any)["image"] != "nginx:1.27" {
 		t.Errorf("containers %v, want the old image", image)
+	}
+	if got.GetGeneration() != 4 {
+		t.Errorf("generation %d, want the revision's 4", got.GetGeneration())
 	}
 	if got.GetLabels()["team"] != "a" || got.GetResourceVersion() != "7" || got.GetKind() != "Deployment" {
 		t.Errorf("metadata %v, kind %s: want the current template's", got.Object["metadata"], got.GetKind())
