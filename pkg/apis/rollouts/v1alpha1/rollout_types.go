@@ -172,6 +172,10 @@ type ClusterRolloutStatus struct {
 	// Revision its Work carries.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// PreviousRevision is the revision its Work carried before this rollout reached it:
+	// what a rollback gives it back.
+	// +optional
+	PreviousRevision string `json:"previousRevision,omitempty"`
 	// +optional
 	State ClusterRolloutState `json:"state,omitempty"`
 	// Since is when the cluster entered State.
