@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	"github.com/binding-controller/binding-controller/pkg/interpreter"
+	"github.com/binding-controller/binding-controller/pkg/interpreter/luavm"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/thirdparty"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
 )
@@ -335,7 +337,9 @@ func TestAScriptPastItsBoundsIsParkedLikeABrokenScript(t *testing.T) {
 				customization("hostile", "example.io/v1", "Queue", "function ReviseReplica(obj, n) "+body+" end"),
 			}, nil
 		})
-		in := interpreter.New(interpreter.Options{Customizations: hostile})
+		// A minute instead of Karmada's second: on a busy machine the time limit, which is
+		// transient by design, could come before the bound this test is about.
+		in := interpreter.New(interpreter.Options{Customizations: hostile, Pool: luavm.NewPool(1, time.Minute)})
 		_, _, err := in.ReviseReplica(context.Background(), object("example.io/v1", "Queue", 9), 4, "member1")
 		var ie *interpreter.Error
 		if !errors.As(err, &ie) {
