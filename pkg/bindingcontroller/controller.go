@@ -14,6 +14,7 @@ import (
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/cacheable"
@@ -52,11 +53,12 @@ type Config struct {
 	Recorder record.EventRecorder
 	// Kind is the kind of binding this reconciler serves.
 	Kind render.BindingKind
-	// ClusterSyncConcurrency, BlockedWorkRecheckInterval, StuckWorkWarningAfter: see
-	// Options; zero takes the default.
+	// ClusterSyncConcurrency, BlockedWorkRecheckInterval, StuckWorkWarningAfter,
+	// RolloutHealthPollInterval: see Options; zero takes the default.
 	ClusterSyncConcurrency     int
 	BlockedWorkRecheckInterval time.Duration
 	StuckWorkWarningAfter      time.Duration
+	RolloutHealthPollInterval  time.Duration
 
 	// Served says which optional inputs the API server serves.
 	Served ServedAPIs
@@ -109,6 +111,9 @@ func NewReconciler(c Config) *Reconciler {
 	}
 	if c.StuckWorkWarningAfter <= 0 {
 		c.StuckWorkWarningAfter = d.StuckWorkWarningAfter
+	}
+	if c.RolloutHealthPollInterval <= 0 {
+		c.RolloutHealthPollInterval = d.RolloutHealthPollInterval
 	}
 	if c.Ledger == nil {
 		c.Ledger = workapply.NewLedger()
@@ -185,9 +190,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Clusters:       served(mgr, clusterv1alpha1.GroupVersion.WithKind("Cluster")),
 		Customizations: served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterCustomization")),
 		Webhooks:       served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration")),
+		Rollouts: served(mgr, rolloutsv1alpha1.GroupVersion.WithKind("RolloutPolicy")) &&
+			served(mgr, rolloutsv1alpha1.GroupVersion.WithKind("ClusterRolloutPolicy")) &&
+			served(mgr, rolloutsv1alpha1.GroupVersion.WithKind("BindingRollout")),
 	}
 	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", apis.OverridePolicies, "clustersServed", apis.Clusters,
-		"interpreterCustomizationsServed", apis.Customizations, "interpreterWebhooksServed", apis.Webhooks)
+		"interpreterCustomizationsServed", apis.Customizations, "interpreterWebhooksServed", apis.Webhooks,
+		"rolloutsServed", apis.Rollouts)
 	if err := setupInterpreterIndexes(ctx, mgr.GetFieldIndexer(), apis.Customizations); err != nil {
 		return fmt.Errorf("indexing for the resource interpreter: %w", err)
 	}
@@ -235,6 +244,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			ClusterSyncConcurrency:     opts.ClusterSyncConcurrency,
 			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,
 			StuckWorkWarningAfter:      opts.StuckWorkWarningAfter,
+			RolloutHealthPollInterval:  opts.RolloutHealthPollInterval,
 			Ledger:                     ledger,
 			WorkWriter:                 workWriter,
 			TemplateKinds:              templateKinds,
@@ -288,6 +298,10 @@ type Options struct {
 	// StuckWorkWarningAfter is how long a cluster may stay blocked before one
 	// WorkStuckDeleting event is raised.
 	StuckWorkWarningAfter time.Duration
+	// RolloutHealthPollInterval is how often a binding under a staged rollout whose
+	// clusters are not all healthy yet reads their Works' status again: the Work watch is
+	// of metadata, and a status change is not one.
+	RolloutHealthPollInterval time.Duration
 	// DisableWorkWatch leaves recovery to the retry backoff alone, as Karmada's controller
 	// does. Only for measuring what the watch buys (make bench-recovery).
 	DisableWorkWatch bool
@@ -313,6 +327,7 @@ func DefaultOptions() Options {
 		RateLimiter:                   bindingqueue.DefaultRateLimiterOptions(),
 		BlockedWorkRecheckInterval:    30 * time.Second,
 		StuckWorkWarningAfter:         5 * time.Minute,
+		RolloutHealthPollInterval:     5 * time.Second,
 	}
 }
 
@@ -335,6 +350,9 @@ func (o Options) withDefaults() Options {
 	if o.StuckWorkWarningAfter <= 0 {
 		o.StuckWorkWarningAfter = d.StuckWorkWarningAfter
 	}
+	if o.RolloutHealthPollInterval <= 0 {
+		o.RolloutHealthPollInterval = d.RolloutHealthPollInterval
+	}
 	return o
 }
 
@@ -353,6 +371,9 @@ type ServedAPIs struct {
 	// Webhooks: ResourceInterpreterWebhookConfigurations, watched and read from the
 	// cache when served.
 	Webhooks bool
+	// Rollouts: the project's rollouts.binding-controller.io kinds, all four; without
+	// them no template rolls out in stages.
+	Rollouts bool
 }
 
 // bindingAPI holds what differs between ResourceBindings and ClusterResourceBindings; the sync
@@ -468,6 +489,9 @@ type scope struct {
 	deletes []workapply.Result
 	// stopped says why the sync wrote no Work; nil when it got to write them.
 	stopped *stop
+	// rollout is what the rollout phase decided; nil when no rollout policy governs the
+	// template (then every cluster gets the template as it is).
+	rollout *rollout
 }
 
 func newScope(k bindingAPI, obj client.Object) *scope {

@@ -48,7 +48,15 @@ func (r *Reconciler) finish(ctx context.Context, s *scope) (ctrl.Result, error) 
 	if s.stopped != nil {
 		return requeueStopped(s, conditionErr)
 	}
-	return r.tellSynced(ctx, s, conditionErr)
+	res, err := r.tellSynced(ctx, s, conditionErr)
+	if rolloutErr := r.reportRollout(ctx, s, &res); rolloutErr != nil {
+		// Retried: the rollout's state must reach the API server, whatever else ended.
+		if errors.Is(err, reconcile.TerminalError(nil)) {
+			err = nil
+		}
+		return ctrl.Result{}, errors.Join(err, rolloutErr)
+	}
+	return res, err
 }
 
 // observeSynced records the metrics of a sync that got to write Works, and returns its

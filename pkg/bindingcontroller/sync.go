@@ -48,6 +48,7 @@ func (r *Reconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.removeOrphanWorks,
 		r.readTemplate,
 		r.purgeEvictedDirectly,
+		r.planRollout,
 		r.ensureWorks,
 		r.removeRenamedWorks,
 	} {
@@ -147,7 +148,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope) bool {
 	reviser := r.replicaReviser(ctx)
 	forEach(len(targets), r.ClusterSyncConcurrency, func(i int) {
 		target := targets[i]
-		desired, err := render.Work(s.binding, s.template, target, render.Overrides{Policies: policies,
+		desired, err := render.Work(s.binding, s.templateFor(target.Cluster), target, render.Overrides{Policies: policies,
 			Cluster: clusters[target.Cluster], ClusterNotFound: absent[target.Cluster], Interpreter: reviser})
 		var noCluster *ClusterNotFoundError
 		if errors.As(err, &noCluster) {

@@ -9,10 +9,12 @@ import (
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
+	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
+	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,6 +54,10 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 		b = b.Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsTargeting),
 			builder.WithPredicates(clusterChanged())).
 			Watches(&clusterv1alpha1.Cluster{}, forgetDeletedClusters())
+	}
+	if r.Served.Rollouts && r.Kind == render.ResourceBindingKind {
+		b = b.Watches(&rolloutsv1alpha1.RolloutPolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy)).
+			Watches(&rolloutsv1alpha1.ClusterRolloutPolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy))
 	}
 	b = r.watchCustomizations(b)
 	b = r.watchWebhookConfigurations(b)
@@ -106,6 +112,10 @@ func (r *Reconciler) bindingsSelectedBy(ctx context.Context, obj client.Object) 
 	case *policyv1alpha1.OverridePolicy:
 		selectors = p.Spec.ResourceSelectors
 	case *policyv1alpha1.ClusterOverridePolicy:
+		selectors = p.Spec.ResourceSelectors
+	case *rolloutsv1alpha1.RolloutPolicy:
+		selectors = p.Spec.ResourceSelectors
+	case *rolloutsv1alpha1.ClusterRolloutPolicy:
 		selectors = p.Spec.ResourceSelectors
 	default:
 		return nil

@@ -35,6 +35,7 @@ type Options struct {
 	RateLimiter                   bindingcontroller.RateLimiterOptions
 	BlockedWorkRecheckInterval    time.Duration
 	StuckWorkWarningAfter         time.Duration
+	RolloutHealthPollInterval     time.Duration
 	WatchWorks                    bool
 	WorkLedgerCheckpointInterval  time.Duration
 
@@ -74,6 +75,7 @@ func NewOptions() *Options {
 		RateLimiter:                   d.RateLimiter,
 		BlockedWorkRecheckInterval:    d.BlockedWorkRecheckInterval,
 		StuckWorkWarningAfter:         d.StuckWorkWarningAfter,
+		RolloutHealthPollInterval:     d.RolloutHealthPollInterval,
 		WatchWorks:                    true,
 		// The Work ledger's checkpoint is off until its restart path is measured side by
 		// side with Karmada's (an interval of 30s is what it was built for).
@@ -125,6 +127,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"How often a binding blocked only by terminating Works looks again, in case the Work's deletion event was missed.")
 	fs.DurationVar(&o.StuckWorkWarningAfter, "stuck-work-warning-after", o.StuckWorkWarningAfter,
 		"How long a cluster may stay blocked by a terminating Work before one WorkStuckDeleting Warning event names it.")
+	fs.DurationVar(&o.RolloutHealthPollInterval, "rollout-health-poll-interval", o.RolloutHealthPollInterval,
+		"How often a binding under a staged rollout whose clusters are not all healthy yet reads their Works' status again.")
 	fs.BoolVar(&o.WatchWorks, "watch-works", o.WatchWorks,
 		"Watch the Works the controller manages, so a deleted or edited Work re-syncs its binding at once. "+
 			"Turning it off leaves recovery to the retry backoff, as in Karmada; only for comparison.")
@@ -178,6 +182,7 @@ func (o *Options) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"--blocked-work-recheck-interval": o.BlockedWorkRecheckInterval,
 		"--stuck-work-warning-after":      o.StuckWorkWarningAfter,
+		"--rollout-health-poll-interval":  o.RolloutHealthPollInterval,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))

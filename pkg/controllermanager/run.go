@@ -121,6 +121,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		RateLimiter:                   o.RateLimiter,
 		BlockedWorkRecheckInterval:    o.BlockedWorkRecheckInterval,
 		StuckWorkWarningAfter:         o.StuckWorkWarningAfter,
+		RolloutHealthPollInterval:     o.RolloutHealthPollInterval,
 		DisableWorkWatch:              !o.WatchWorks,
 		LedgerCheckpoint: bindingcontroller.LedgerCheckpointOptions{
 			Namespace: o.LeaderElectResourceNamespace,

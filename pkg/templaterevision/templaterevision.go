@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -82,12 +83,21 @@ func Name(binding, hash string) string {
 // Store reads and writes the revisions.
 type Store struct {
 	Client client.Client
+	// Reader lists the revisions; nil lists them through Client. The controller lists
+	// them from the API server: only bindings under a rollout have any, and caching every
+	// ControllerRevision of the cluster (StatefulSets' and DaemonSets' too) for them would
+	// cost every installation memory.
+	Reader client.Reader
 }
 
 // List returns owner's revisions in namespace, oldest (lowest revision number) first.
 func (s Store) List(ctx context.Context, owner client.Object, namespace string) ([]appsv1.ControllerRevision, error) {
 	list := &appsv1.ControllerRevisionList{}
-	if err := s.Client.List(ctx, list, client.InNamespace(namespace),
+	reader := s.Reader
+	if reader == nil {
+		reader = s.Client
+	}
+	if err := reader.List(ctx, list, client.InNamespace(namespace),
 		client.MatchingLabels{BindingUIDLabel: string(owner.GetUID())}); err != nil {
 		return nil, fmt.Errorf("listing the template revisions of %s: %w", owner.GetName(), err)
 	}
@@ -167,7 +177,9 @@ func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.
 // the generation the template had when rev was current.
 func Template(rev *appsv1.ControllerRevision, current *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	content := map[string]any{}
-	if err := json.Unmarshal(rev.Data.Raw, &content); err != nil {
+	// apimachinery's decoder, as for any unstructured object: whole numbers come back as
+	// int64 (encoding/json would give float64, which the replica setters refuse).
+	if err := utiljson.Unmarshal(rev.Data.Raw, &content); err != nil {
 		return nil, fmt.Errorf("decoding template revision %s/%s: %w", rev.Namespace, rev.Name, err)
 	}
 	out := &unstructured.Unstructured{Object: content}
@@ -202,6 +214,20 @@ func (s Store) Prune(ctx context.Context, owner client.Object, namespace string,
 			return fmt.Errorf("deleting template revision %s/%s: %w", namespace, history[i].Name, err)
 		}
 		excess--
+	}
+	return nil
+}
+
+// DeleteAll deletes every revision of owner: its template no longer rolls out.
+func (s Store) DeleteAll(ctx context.Context, owner client.Object, namespace string) error {
+	revisions, err := s.List(ctx, owner, namespace)
+	if err != nil {
+		return err
+	}
+	for i := range revisions {
+		if err := s.Client.Delete(ctx, &revisions[i]); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting template revision %s/%s: %w", namespace, revisions[i].Name, err)
+		}
 	}
 	return nil
 }

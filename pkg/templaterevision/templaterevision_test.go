@@ -138,6 +138,9 @@ func TestARevisionsTemplateKeepsTodaysMetadata(t *testing.T) {
 	if image[0].(map[string]any)["image"] != "nginx:1.27" {
 		t.Errorf("containers %v, want the old image", image)
 	}
+	if replicas, found, err := unstructured.NestedInt64(got.Object, "spec", "replicas"); err != nil || !found || replicas != 3 {
+		t.Errorf("spec.replicas %d (found %v, err %v), want the int64 3 every unstructured object has", replicas, found, err)
+	}
 	if got.GetGeneration() != 4 {
 		t.Errorf("generation %d, want the revision's 4", got.GetGeneration())
 	}

@@ -3,7 +3,8 @@
 // Package executionsim plays Karmada's execution side in tests and demos: for member
 // clusters that are connected it lets go of the execution finalizer of deleted Works, as
 // Karmada's execution controller does once the workload is gone from the member. A
-// disconnected cluster's Works stay "being deleted" until it is connected again.
+// disconnected cluster's Works stay "being deleted" until it is connected again. With
+// ReportHealth it also writes the Works' status, as the work-status controller does.
 package executionsim
 
 import (
@@ -27,6 +28,7 @@ type Simulator struct {
 
 	mu           sync.Mutex
 	disconnected map[string]bool
+	health       HealthFunc
 }
 
 // New returns a Simulator that polls with c (a live, uncached client) every interval.
@@ -61,6 +63,7 @@ func (s *Simulator) Run(ctx context.Context) {
 	for {
 		// Errors are transient here (the API server restarting, a conflict): the next tick retries.
 		_ = s.ReleaseOnce(ctx)
+		_ = s.ReportOnce(ctx)
 		select {
 		case <-ctx.Done():
 			return

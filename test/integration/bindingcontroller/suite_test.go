@@ -45,12 +45,19 @@ var _ = BeforeSuite(func() {
 	plane := suite.StartPlane(suite.PlaneOptions{
 		CRDs: []string{envtestutil.KarmadaCRDDir(),
 			filepath.Join(envtestutil.ProjectCRDDir(), "cluster.karmada.io_clusters.yaml"),
-			filepath.Join(envtestutil.RepoRoot(), "test", "testdata", "workload-crds")},
+			filepath.Join(envtestutil.RepoRoot(), "test", "testdata", "workload-crds"),
+			// The project's own rollouts group, so every spec also runs the rollout phase's
+			// no-policy path, and the staged-rollout specs can run.
+			filepath.Join(envtestutil.ProjectCRDDir(), "rollouts.binding-controller.io_rolloutpolicies.yaml"),
+			filepath.Join(envtestutil.ProjectCRDDir(), "rollouts.binding-controller.io_clusterrolloutpolicies.yaml"),
+			filepath.Join(envtestutil.ProjectCRDDir(), "rollouts.binding-controller.io_bindingrollouts.yaml"),
+			filepath.Join(envtestutil.ProjectCRDDir(), "rollouts.binding-controller.io_clusterbindingrollouts.yaml")},
 		Members: members,
 		Manager: func(opts *controllermanager.Options) {
 			// Keep the backoff short so a retry-driven recovery shows within the test's patience.
 			opts.RateLimiter.MaxDelay = 2 * time.Second
 			opts.StuckWorkWarningAfter = 3 * time.Second
+			opts.RolloutHealthPollInterval = 200 * time.Millisecond
 		},
 		Simulator: 50 * time.Millisecond,
 		Log:       io.MultiWriter(GinkgoWriter, logs),

@@ -4,6 +4,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // +kubebuilder:object:root=true
@@ -72,10 +73,19 @@ type ClusterBindingRolloutList struct {
 	Items           []ClusterBindingRollout `json:"items"`
 }
 
-// BindingRolloutSpec names the policy the binding's rollout follows.
+// BindingRolloutSpec names the binding and the policy its rollout follows.
 type BindingRolloutSpec struct {
 	// +optional
+	Binding BindingReference `json:"binding,omitempty"`
+	// +optional
 	Policy PolicyReference `json:"policy,omitempty"`
+}
+
+// BindingReference names the binding, by name and UID: a binding recreated under the
+// same name is another binding, with a rollout of its own.
+type BindingReference struct {
+	Name string    `json:"name,omitempty"`
+	UID  types.UID `json:"uid,omitempty"`
 }
 
 // PolicyReference names a RolloutPolicy (with its namespace) or a ClusterRolloutPolicy.

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bindingcontroller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
+	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/names"
+	"github.com/binding-controller/binding-controller/pkg/render"
+	"github.com/binding-controller/binding-controller/pkg/rollouthealth"
+	"github.com/binding-controller/binding-controller/pkg/rolloutplan"
+	"github.com/binding-controller/binding-controller/pkg/rolloutpolicy"
+	"github.com/binding-controller/binding-controller/pkg/templaterevision"
+)
+
+// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=rolloutpolicies;clusterrolloutpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts/status,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=list;create;patch;delete
+
+// rollout is what the rollout phase decided for one sync, for ensureWorks and finish.
+type rollout struct {
+	// existing is the binding's BindingRollout as read; nil when there is none.
+	existing *rolloutsv1alpha1.BindingRollout
+	// policy governs the template; nil when none does any more (the rollout is removed).
+	policy *rolloutpolicy.Policy
+	step   rolloutplan.Output
+	// templates are the templates of the clusters the rollout holds on another revision.
+	templates map[string]*unstructured.Unstructured
+}
+
+// templateFor is the template cluster's Work is rendered from.
+func (s *scope) templateFor(cluster string) *unstructured.Unstructured {
+	if s.rollout != nil {
+		if t, ok := s.rollout.templates[cluster]; ok {
+			return t
+		}
+	}
+	return s.template
+}
+
+// planRollout is the rollout phase: with a rollout policy governing the template, it
+// decides which revision each cluster's Work carries (rolloutplan). Without one, it does
+// nothing and costs nothing: every cluster gets the template as it is, as in Karmada.
+func (r *Reconciler) planRollout(ctx context.Context, s *scope) bool {
+	if !r.Served.Rollouts || s.BindingKind != render.ResourceBindingKind {
+		return true
+	}
+	if err := r.decideRollout(ctx, s); err != nil {
+		s.stopped = &stop{reason: stopToRetry, err: fmt.Errorf("rollout of %s: %w", s, err)}
+		return false
+	}
+	return true
+}
+
+func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
+	policy, err := r.rolloutPolicyFor(ctx, s.template)
+	if err != nil {
+		return err
+	}
+	existing := &rolloutsv1alpha1.BindingRollout{}
+	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.obj), existing); {
+	case apierrors.IsNotFound(err):
+		existing = nil
+	case err != nil:
+		return fmt.Errorf("reading its BindingRollout: %w", err)
+	case existing.Spec.Binding.UID != "" && existing.Spec.Binding.UID != s.obj.GetUID():
+		// A binding of the same name before this one: its rollout is not this one's.
+		existing = nil
+	}
+	if policy == nil {
+		if existing != nil {
+			// The policy went: the binding syncs as in Karmada again, every cluster on the
+			// template as it is, and its rollout goes (finish).
+			s.rollout = &rollout{existing: existing}
+		}
+		return nil
+	}
+	store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
+	current, err := store.Ensure(ctx, s.obj, metav1.GroupVersionKind(workv1alpha2.GroupVersion.WithKind(string(s.BindingKind))), s.obj.GetNamespace(), s.template)
+	if err != nil {
+		return err
+	}
+	in := rolloutplan.Input{Revision: current.Name, Now: time.Now(), Health: map[string]rollouthealth.Judgement{},
+		Paused:   s.obj.GetAnnotations()[rolloutsv1alpha1.PausedAnnotation] == "true",
+		Approved: s.obj.GetAnnotations()[rolloutsv1alpha1.ApproveAnnotation]}
+	if existing != nil {
+		in.Status = existing.Status
+	}
+	spec := policy.Spec
+	in.ProgressDeadline = 10 * time.Minute
+	if spec.ProgressDeadline != nil {
+		in.ProgressDeadline = spec.ProgressDeadline.Duration
+	}
+	if spec.MaxFailures != nil {
+		in.MaxFailures = int(*spec.MaxFailures)
+	}
+	in.RollbackOnFailure = spec.RollbackOnFailure
+	in.Stages = rolloutpolicy.Stages(spec, targetNames(s.targets), r.clustersOf(ctx, s.targets))
+	if err := r.readRolloutHealth(ctx, s, &in, current.Name); err != nil {
+		return err
+	}
+	step := rolloutplan.Step(in)
+	ro := &rollout{existing: existing, policy: policy, step: step, templates: map[string]*unstructured.Unstructured{}}
+	revisions, err := store.List(ctx, s.obj, s.obj.GetNamespace())
+	if err != nil {
+		return err
+	}
+	byName := map[string]*appsv1.ControllerRevision{}
+	for i := range revisions {
+		byName[revisions[i].Name] = &revisions[i]
+	}
+	for cluster, name := range step.Revisions {
+		if name == current.Name {
+			continue
+		}
+		rev, ok := byName[name]
+		if !ok {
+			// Its revision is gone (pruned by hand): the cluster keeps its Work as it is
+			// rather than jump to a revision the rollout did not give it.
+			return fmt.Errorf("cluster %s runs template revision %s, which is gone", cluster, name)
+		}
+		t, err := templaterevision.Template(rev, s.template)
+		if err != nil {
+			return err
+		}
+		ro.templates[cluster] = t
+	}
+	s.rollout = ro
+	return nil
+}
+
+// rolloutPolicyFor is the rollout policy that governs template, from the cache.
+func (r *Reconciler) rolloutPolicyFor(ctx context.Context, template *unstructured.Unstructured) (*rolloutpolicy.Policy, error) {
+	namespaced := &rolloutsv1alpha1.RolloutPolicyList{}
+	if ns := template.GetNamespace(); ns != "" {
+		if err := r.Client.List(ctx, namespaced, client.InNamespace(ns)); err != nil {
+			return nil, fmt.Errorf("listing RolloutPolicies in %s: %w", ns, err)
+		}
+	}
+	clusterWide := &rolloutsv1alpha1.ClusterRolloutPolicyList{}
+	if err := r.Client.List(ctx, clusterWide); err != nil {
+		return nil, fmt.Errorf("listing ClusterRolloutPolicies: %w", err)
+	}
+	return rolloutpolicy.Select(template, namespaced.Items, clusterWide.Items), nil
+}
+
+// clustersOf reads the targets' Cluster objects from the cache, for stages that select
+// clusters by label; a cluster without one is selected by name only.
+func (r *Reconciler) clustersOf(ctx context.Context, targets []render.Target) map[string]*clusterv1alpha1.Cluster {
+	clusters := map[string]*clusterv1alpha1.Cluster{}
+	if !r.Served.Clusters {
+		return clusters
+	}
+	for _, t := range targets {
+		c := &clusterv1alpha1.Cluster{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: t.Cluster}, c); err == nil {
+			clusters[t.Cluster] = c
+		}
+	}
+	return clusters
+}
+
+// readRolloutHealth reads, live, the status of the Works of the clusters that run the
+// current revision, while a rollout is under way or the binding is new to its policy:
+// a rollout at rest reads nothing.
+func (r *Reconciler) readRolloutHealth(ctx context.Context, s *scope, in *rolloutplan.Input, current string) error {
+	st := in.Status
+	atRest := st.Revision == current && (st.Phase == rolloutsv1alpha1.PhaseComplete ||
+		st.Phase == rolloutsv1alpha1.PhaseHalted || st.Phase == rolloutsv1alpha1.PhaseRolledBack)
+	if atRest {
+		return nil
+	}
+	onCurrent := map[string]bool{}
+	for _, c := range st.Clusters {
+		onCurrent[c.Name] = c.Revision == current
+	}
+	workName := s.workName()
+	for _, t := range s.targets {
+		if known, ok := onCurrent[t.Cluster]; ok && !known {
+			continue
+		}
+		work := &workv1alpha1.Work{}
+		key := types.NamespacedName{Namespace: names.ExecutionNamespace(t.Cluster), Name: workName}
+		switch err := r.APIReader.Get(ctx, key, work); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("reading work %s: %w", key, err)
+		}
+		in.Health[t.Cluster] = rollouthealth.Judge(work, s.template.GetGeneration())
+	}
+	return nil
+}
+
+func targetNames(targets []render.Target) []string {
+	out := make([]string, len(targets))
+	for i, t := range targets {
+		out[i] = t.Cluster
+	}
+	return out
+}
+
+// reportRollout writes what the rollout phase decided, once the Works are written: the
+// BindingRollout and its status, the events, and when to look again. A rollout whose
+// policy is gone is deleted, and with it what it kept.
+func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Result) error {
+	ro := s.rollout
+	if ro == nil || s.stopped != nil {
+		return nil
+	}
+	if ro.policy == nil {
+		if err := r.Client.Delete(ctx, ro.existing); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the BindingRollout of %s: %w", s, err)
+		}
+		store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
+		return store.DeleteAll(ctx, s.obj, s.obj.GetNamespace())
+	}
+	obj := ro.existing
+	if obj == nil {
+		obj = &rolloutsv1alpha1.BindingRollout{ObjectMeta: metav1.ObjectMeta{
+			Namespace: s.obj.GetNamespace(), Name: s.obj.GetName(),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s.obj, workv1alpha2.GroupVersion.WithKind(string(s.BindingKind)))},
+		}, Spec: rolloutsv1alpha1.BindingRolloutSpec{Policy: ro.policy.PolicyReference,
+			Binding: rolloutsv1alpha1.BindingReference{Name: s.obj.GetName(), UID: s.obj.GetUID()}}}
+		if err := r.Client.Create(ctx, obj); err != nil {
+			return fmt.Errorf("creating the BindingRollout of %s: %w", s, err)
+		}
+	}
+	status := ro.step.Status
+	status.ObservedGeneration = s.obj.GetGeneration()
+	if !equality.Semantic.DeepEqual(obj.Status, status) {
+		obj.Status = status
+		if err := r.Client.Status().Update(ctx, obj); err != nil {
+			return fmt.Errorf("writing the BindingRollout status of %s: %w", s, err)
+		}
+	}
+	for _, e := range ro.step.Events {
+		eventType := corev1.EventTypeNormal
+		if e.Warning {
+			eventType = corev1.EventTypeWarning
+		}
+		r.event(s.obj, nil, eventType, e.Reason, e.Message)
+	}
+	store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
+	limit := 10
+	if ro.policy.Spec.RevisionHistoryLimit != nil {
+		limit = int(*ro.policy.Spec.RevisionHistoryLimit)
+	}
+	var keep []string
+	for _, rev := range ro.step.Revisions {
+		keep = append(keep, rev)
+	}
+	for _, c := range status.Clusters {
+		keep = append(keep, c.PreviousRevision)
+	}
+	if err := store.Prune(ctx, s.obj, s.obj.GetNamespace(), limit, keep...); err != nil {
+		return err
+	}
+	next := ro.step.NextCheck
+	if status.Phase == rolloutsv1alpha1.PhaseProgressing && (next == 0 || next > r.RolloutHealthPollInterval) {
+		next = r.RolloutHealthPollInterval
+	}
+	if next > 0 && (res.RequeueAfter == 0 || next < res.RequeueAfter) {
+		res.RequeueAfter = next
+	}
+	return nil
+}
