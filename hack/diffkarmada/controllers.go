@@ -3,13 +3,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -66,46 +63,4 @@ func ourController(bin, workDir string) controller {
 	return controller{name: "ours", bin: bin, log: filepath.Join(workDir, "binding-controller-manager.log"), args: []string{
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 	}}
-}
-
-// buildKarmada builds Karmada's controller-manager from checkout, a work tree or a git
-// directory (a fetched snapshot), with its vendored modules: nothing is downloaded. It also
-// returns the directory of Karmada's CRDs (charts/karmada/_crds/bases).
-func buildKarmada(ctx context.Context, checkout, workDir string, log io.Writer) (bin, crds string, err error) {
-	src := filepath.Join(workDir, "karmada-src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		return "", "", err
-	}
-	paths := []string{"go.mod", "go.sum", "cmd", "pkg", "vendor", "operator", "charts/karmada/_crds"}
-	if _, err := os.Stat(filepath.Join(checkout, "cmd", "controller-manager")); err == nil {
-		for _, p := range paths {
-			cp := exec.CommandContext(ctx, "cp", "-a", filepath.Join(checkout, p), filepath.Join(src, filepath.Dir(p))+"/")
-			if err := os.MkdirAll(filepath.Join(src, filepath.Dir(p)), 0o755); err != nil {
-				return "", "", err
-			}
-			if out, err := cp.CombinedOutput(); err != nil {
-				return "", "", fmt.Errorf("copying %s: %v: %s", p, err, out)
-			}
-		}
-	} else {
-		// A git directory without a work tree: its HEAD, as the fetch tool leaves it.
-		archive := exec.CommandContext(ctx, "sh", "-c", fmt.Sprintf("git --git-dir=%q archive HEAD %s | tar -x -C %q",
-			checkout, strings.Join(paths, " "), src))
-		if out, err := archive.CombinedOutput(); err != nil {
-			if _, statErr := os.Stat(filepath.Join(src, "vendor", "modules.txt")); statErr != nil {
-				return "", "", fmt.Errorf("extracting %s: %v: %s", checkout, err, out)
-			}
-		}
-	}
-	bin = filepath.Join(workDir, "karmada-controller-manager")
-	if _, err := os.Stat(bin); err != nil {
-		fmt.Fprintf(log, "building Karmada's controller-manager from %s (several minutes the first time)\n", checkout)
-		build := exec.CommandContext(ctx, "go", "build", "-mod=vendor", "-o", bin, "./cmd/controller-manager")
-		build.Dir = src
-		build.Env = append(os.Environ(), "GOFLAGS=-mod=vendor", "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("building Karmada's controller-manager: %v: %s", err, out)
-		}
-	}
-	return bin, filepath.Join(src, "charts", "karmada", "_crds", "bases"), nil
 }

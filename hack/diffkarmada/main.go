@@ -31,6 +31,7 @@ import (
 
 	"github.com/binding-controller/binding-controller/internal/testenv/controlplane"
 	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/karmadabuild"
 )
 
 func main() {
@@ -97,16 +98,15 @@ func run(ctx context.Context, o options) error {
 	if !filepath.IsAbs(o.ours) {
 		o.ours = filepath.Join(root, o.ours)
 	}
-	karmadaBin, karmadaCRDs, err := buildKarmada(ctx, o.checkout, o.workDir, os.Stderr)
+	karmadaBin, karmadaCRDs, err := karmadabuild.Build(ctx, o.checkout, o.workDir, os.Stderr)
 	if err != nil {
 		return err
 	}
-	crdDirs, err := subdirs(karmadaCRDs)
+	crdDirs, err := karmadabuild.CRDPaths(karmadaCRDs)
 	if err != nil {
 		return err
 	}
-	crdDirs = append(crdDirs, filepath.Join(root, "config", "crd", "bases", "cluster.karmada.io_clusters.yaml"),
-		envtestutil.WorkloadCRDDir(), filepath.Join(root, "hack", "diffkarmada", "crds"))
+	crdDirs = append(crdDirs, envtestutil.WorkloadCRDDir(), filepath.Join(root, "hack", "diffkarmada", "crds"))
 	plane, err := controlplane.Start(controlplane.Options{Dir: filepath.Join(o.workDir, "plane"), CRDPaths: crdDirs})
 	if err != nil {
 		return err
@@ -367,16 +367,4 @@ func yamlDocs(objs []*unstructured.Unstructured) ([]byte, error) {
 		parts = append(parts, string(data))
 	}
 	return []byte(strings.Join(parts, "---\n")), nil
-}
-
-// subdirs lists dir and every directory under it: envtest reads CRDs one level deep.
-func subdirs(dir string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			out = append(out, path)
-		}
-		return err
-	})
-	return out, err
 }
