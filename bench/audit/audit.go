@@ -80,6 +80,19 @@ func ServerTimes(path, user string, from, to int64, key string) ([]time.Duration
 	return times, err
 }
 
+// Last is when the API server finished the last of user's requests logged between the
+// offsets from and to (to < 0: the end), a watch counting when it started: the end of a
+// burst of work, as the server saw it. Zero when there was none.
+func Last(path, user string, from, to int64) (time.Time, error) {
+	var last time.Time
+	err := walkAudit(path, user, from, to, func(_ string, ev *auditEvent) {
+		if ev.StageTimestamp.After(last) {
+			last = ev.StageTimestamp
+		}
+	})
+	return last, err
+}
+
 // walkAudit calls fn with the "verb resource" key of each of user's requests logged
 // between the offsets from and to (to < 0: the end): a watch when it starts, any other
 // request when it completes.

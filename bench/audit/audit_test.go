@@ -50,3 +50,24 @@ func TestCountsSummaries(t *testing.T) {
 		t.Errorf("String = %q, want %q", got, want)
 	}
 }
+
+// The last request is the user's own, by when the server finished it: a later request of
+// another user, or a stage before the end, does not move it.
+func TestLastIsTheUsersLastCompletedRequest(t *testing.T) {
+	log := `{"stage":"ResponseComplete","verb":"list","user":{"username":"c"},"objectRef":{"resource":"works","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:01.000000Z"}
+{"stage":"ResponseStarted","verb":"watch","user":{"username":"c"},"objectRef":{"resource":"works","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:02.000000Z"}
+{"stage":"ResponseStarted","verb":"get","user":{"username":"c"},"objectRef":{"resource":"works","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:04.000000Z"}
+{"stage":"ResponseComplete","verb":"create","user":{"username":"other"},"objectRef":{"resource":"works","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:09.000000Z"}
+`
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	last, err := Last(path, "c", 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 12, 4, 21, 0, 2, 0, time.UTC); !last.Equal(want) {
+		t.Errorf("Last = %s, want the watch's start %s", last, want)
+	}
+}

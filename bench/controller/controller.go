@@ -16,10 +16,12 @@ import (
 
 // Spec says how a run starts the controller: Binary with Args appended to the defaults,
 // Env (NAME=value, e.g. GOMEMLIMIT or GOGC) in its environment. Label names it in tables
-// and JSON.
+// and JSON. ReadyPath is the health probe path that says it is up ("": /readyz; Karmada's
+// controller-manager serves /healthz alone).
 type Spec struct {
 	Label, Binary string
 	Args, Env     []string
+	ReadyPath     string
 }
 
 // Controller is a running controller.
@@ -57,7 +59,11 @@ func Start(ctx context.Context, spec Spec, kubeconfig, logPath string) (*Control
 		<-c.Proc.Done()
 		f.Close()
 	}()
-	if err := localplane.WaitReady(ctx, "http://"+addrs[1]+"/readyz", c.Proc, 2*time.Minute); err != nil {
+	ready := spec.ReadyPath
+	if ready == "" {
+		ready = "/readyz"
+	}
+	if err := localplane.WaitReady(ctx, "http://"+addrs[1]+ready, c.Proc, 2*time.Minute); err != nil {
 		_ = c.Stop()
 		return nil, fmt.Errorf("%s not ready: %w; log tail:\n%s", spec.Label, err, c.LogTail(20))
 	}
@@ -93,8 +99,12 @@ func (c *Controller) Alive() error {
 const RequestsMetric = "rest_client_requests_total"
 
 // Reconciles is how many bindings the controller has reconciled.
-func Reconciles(s localplane.Metrics) float64 {
-	return s.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "resourcebinding"})
+func Reconciles(s localplane.Metrics) float64 { return ReconcilesOf(s, "resourcebinding") }
+
+// ReconcilesOf is how many reconciles the controller-runtime controller name has done:
+// Karmada names its ResourceBinding controller "binding-controller".
+func ReconcilesOf(s localplane.Metrics, name string) float64 {
+	return s.Sum("controller_runtime_reconcile_total", map[string]string{"controller": name})
 }
 
 // WaitQuiet waits until the controller stops talking to the API server: its request

@@ -5,9 +5,7 @@ package propagation
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,7 +101,7 @@ type restartResult struct {
 	Steady     time.Duration `json:"steadyNs"`
 	Requests   requestCounts `json:"requests"`
 	// PlaneSettled is how long the plane took, before the restart, to come back to
-	// idle after what came before it (planeQuiet).
+	// idle after what came before it (wait.PlaneIdle).
 	PlaneSettled time.Duration `json:"planeSettledNs"`
 }
 
@@ -416,7 +414,7 @@ func (p *propagation) idleChanges(ctx context.Context, label string, env *runEnv
 func (p *propagation) timedRestart(ctx context.Context, env *runEnv, spec controller.Spec, logName string, n int) (*restartResult, error) {
 	res := &restartResult{Bindings: n}
 	var err error
-	if res.PlaneSettled, err = planeQuiet(ctx, "restart"); err != nil {
+	if res.PlaneSettled, err = wait.PlaneIdle(ctx, "restart"); err != nil {
 		return nil, err
 	}
 	m, err := startMeter(ctx, env.plane, nil)
@@ -447,48 +445,4 @@ func (p *propagation) timedRestart(ctx context.Context, env *runEnv, spec contro
 	session.Logf("restart: first sync %s, %d bindings reconciled %s, steady %s after process start; requests: %s",
 		report.Dur(res.FirstSync), n, report.Dur(res.Reconciled), report.Dur(res.Steady), res.Requests.Audit)
 	return res, nil
-}
-
-// Quiet plane: kube-apiserver and etcd together under planeQuietCores over a window of
-// planeQuietWindow. A restart timed while the plane still works off what came before it
-// (etcd's compaction, its garbage collectors) would measure that too, and mostly at the
-// full size; the wait rules it out, and the table shows how long it took.
-const (
-	planeQuietWindow  = 2 * time.Second
-	planeQuietCores   = 0.15
-	planeQuietTimeout = 3 * time.Minute
-)
-
-// planeQuiet waits until the plane's CPU use falls under planeQuietCores (a counter that
-// stops moving, not a fixed sleep) and returns how long that took; past
-// planeQuietTimeout it logs the plane's last rate and returns.
-func planeQuiet(ctx context.Context, what string) (time.Duration, error) {
-	start := time.Now()
-	last, err := localplane.ChildrenCPU("kube-apiserver", "etcd")
-	if err != nil {
-		return 0, err
-	}
-	lastAt, cores := time.Now(), math.NaN()
-	err = wait.Poll(ctx, planeQuietWindow, planeQuietTimeout, what+": waiting for an idle plane", func(context.Context) (bool, error) {
-		if time.Since(lastAt) < planeQuietWindow/2 {
-			return false, nil // Poll's first call comes at once: no window to measure yet
-		}
-		now, err := localplane.ChildrenCPU("kube-apiserver", "etcd")
-		if err != nil {
-			return false, err
-		}
-		cores = (now - last) / time.Since(lastAt).Seconds()
-		last, lastAt = now, time.Now()
-		return cores < planeQuietCores, nil
-	})
-	waited := time.Since(start)
-	switch {
-	case errors.Is(err, wait.ErrTimeout):
-		session.Logf("%s: the plane still used %.2f cores after %s; restarting anyway", what, cores, report.Dur(waited))
-	case err != nil:
-		return waited, err
-	default:
-		session.Logf("%s: the plane was idle (%.2f cores) after %s", what, cores, report.Dur(waited))
-	}
-	return waited, nil
 }

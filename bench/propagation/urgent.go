@@ -135,7 +135,7 @@ func (p *propagation) makeCurrent(ctx context.Context, label string, env *runEnv
 // res.FirstSync), makes the fresh changes, then waits for it to go quiet.
 func (p *propagation) urgentRestart(ctx context.Context, env *runEnv, spec controller.Spec, res *urgentResult, bindings []*workv1alpha2.ResourceBinding,
 	keys []string, current, changes int) error {
-	if _, err := planeQuiet(ctx, "urgent restart"); err != nil {
+	if _, err := wait.PlaneIdle(ctx, "urgent restart"); err != nil {
 		return err
 	}
 	processStart := time.Now()

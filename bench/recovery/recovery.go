@@ -29,12 +29,13 @@ type mode struct {
 	Args []string `json:"args"`
 }
 
-// sample is one measured recovery.
-type sample struct {
+// Sample is one measured recovery.
+type Sample struct {
 	Template string `json:"template"`
 	// ReleaseMs: connect → the old Work gone from the API (the simulator's polling).
 	ReleaseMs float64 `json:"releaseMs"`
-	// LatencyMs: old Work gone → member1's new Work exists (both as one watch saw them).
+	// LatencyMs: old Work gone → the blocked cluster's new Work exists (both as one
+	// watch saw them).
 	LatencyMs float64 `json:"latencyMs"`
 	TimedOut  bool    `json:"timedOut,omitempty"`
 	// Skipped: not run, the mode had reached --max-timeouts.
@@ -45,7 +46,7 @@ type sample struct {
 type cell struct {
 	Mode     string     `json:"mode"`
 	Block    string     `json:"block"`
-	Samples  []sample   `json:"samples"`
+	Samples  []Sample   `json:"samples"`
 	P50Ms    report.Num `json:"p50Ms"`
 	P99Ms    report.Num `json:"p99Ms"`
 	Timeouts int        `json:"timeouts"`
@@ -173,13 +174,10 @@ func Run(ctx context.Context, args []string) error {
 // joined, a watch timing every Work and the execution simulator releasing the Works of
 // connected members.
 type rig struct {
+	*Sampler
 	o          *options
 	s          *session.Session
-	plane      *controlplane.Plane
 	kubeconfig string
-	tracker    *localplane.WorkTracker
-	sim        *executionsim.Simulator
-	timeout    time.Duration
 }
 
 func startRig(ctx context.Context, s *session.Session, o *options) (*rig, func(), error) {
@@ -188,24 +186,24 @@ func startRig(ctx context.Context, s *session.Session, o *options) (*rig, func()
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &rig{o: o, s: s, plane: plane}
+	r := &rig{o: o, s: s, Sampler: &Sampler{Plane: plane, Blocked: "member1", Other: "member2", StepTimeout: o.stepTimeout}}
 	simCtx, stopSim := context.WithCancel(ctx)
 	stop := func() {
 		stopSim()
 		_ = plane.Stop()
 	}
 	if _, r.kubeconfig, err = plane.AddUser(audit.ControllerUser, -1, 0); err == nil {
-		err = plane.JoinMembers(ctx, []string{"member1", "member2"})
+		err = plane.JoinMembers(ctx, []string{r.Blocked, r.Other})
 	}
 	if err == nil {
-		r.tracker, err = localplane.StartWorkTracker(ctx, plane.Metadata)
+		r.Tracker, err = localplane.StartWorkTracker(ctx, plane.Metadata)
 	}
 	if err != nil {
 		stop()
 		return nil, nil, err
 	}
-	r.sim = executionsim.New(plane.Client, o.simInterval)
-	go r.sim.Run(simCtx)
+	r.Sim = executionsim.New(plane.Client, o.simInterval)
+	go r.Sim.Run(simCtx)
 	return r, stop, nil
 }
 
@@ -223,7 +221,7 @@ func (r *rig) runMode(ctx context.Context, rep *recoveryReport, mi int, m mode) 
 		}
 	}()
 	ns := fmt.Sprintf("rec-%d-%s", mi, session.Sanitize(m.Name))
-	if err := r.plane.CreateNamespaces(ctx, []string{ns}); err != nil {
+	if err := r.Plane.CreateNamespaces(ctx, []string{ns}); err != nil {
 		return err
 	}
 	timeouts := 0
@@ -242,19 +240,19 @@ func (r *rig) runMode(ctx context.Context, rep *recoveryReport, mi int, m mode) 
 func (r *rig) runCell(ctx context.Context, ctl *controller.Controller, ns string, bi int, block time.Duration, timeouts *int) (cell, error) {
 	name := ctl.Spec.Label
 	c := cell{Mode: name, Block: block.String()}
-	r.timeout = r.o.timeout
-	if r.timeout <= 0 {
-		r.timeout = min(4*block+2*time.Minute, 20*time.Minute)
+	r.Timeout = r.o.timeout
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultTimeout(block)
 	}
 	skipping := func() bool { return r.o.maxTimeouts > 0 && *timeouts >= r.o.maxTimeouts }
 	var latencies []float64
 	for si := 0; si < r.o.samples; si++ {
 		if skipping() {
 			c.Skipped++
-			c.Samples = append(c.Samples, sample{Skipped: true})
+			c.Samples = append(c.Samples, Sample{Skipped: true})
 			continue
 		}
-		smp := r.sample(ctx, ctl, ns, fmt.Sprintf("app-b%d-s%d", bi, si), block)
+		smp := r.Sample(ctx, ctl.Alive, ns, fmt.Sprintf("app-b%d-s%d", bi, si), block)
 		if ctx.Err() != nil {
 			return c, ctx.Err()
 		}
@@ -265,7 +263,7 @@ func (r *rig) runCell(ctx context.Context, ctl *controller.Controller, ns string
 		case smp.TimedOut:
 			c.Timeouts++
 			*timeouts++
-			session.Logf("  %s block=%s #%d: TIMEOUT: no new Work within %s of the old one going", name, block, si+1, r.timeout)
+			session.Logf("  %s block=%s #%d: TIMEOUT: no new Work within %s of the old one going", name, block, si+1, r.Timeout)
 			if skipping() {
 				session.Logf("  %s: %d timeout(s): skipping the mode's remaining samples (--max-timeouts)", name, *timeouts)
 			}
@@ -279,7 +277,7 @@ func (r *rig) runCell(ctx context.Context, ctl *controller.Controller, ns string
 			return c, err
 		}
 	}
-	c.WaitCapMs = ms(r.timeout)
+	c.WaitCapMs = ms(r.Timeout)
 	c.P50Ms = report.Num(report.Percentile(latencies, 50))
 	c.P99Ms = report.Num(report.Percentile(latencies, 99))
 	return c, nil
@@ -351,6 +349,12 @@ func ratio(a, b float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f×", a/b)
+}
+
+// DefaultTimeout is how long a sample blocked for block waits for the new Work: a
+// Karmada-style backoff retries within about the block duration.
+func DefaultTimeout(block time.Duration) time.Duration {
+	return min(4*block+2*time.Minute, 20*time.Minute)
 }
 
 func msDur(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

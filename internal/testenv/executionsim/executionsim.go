@@ -29,11 +29,22 @@ type Simulator struct {
 	mu           sync.Mutex
 	disconnected map[string]bool
 	health       HealthFunc
+	only         []string
 }
 
 // New returns a Simulator that polls with c (a live, uncached client) every interval.
 func New(c client.Client, interval time.Duration) *Simulator {
 	return &Simulator{client: c, interval: interval, disconnected: map[string]bool{}}
+}
+
+// Only makes the simulator look at the Works of clusters alone: on a plane that holds a
+// large fleet whose Works are never deleted, listing every Work each interval would
+// load the API server that the run is measuring.
+func (s *Simulator) Only(clusters ...string) *Simulator {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.only = slices.Clone(clusters)
+	return s
 }
 
 // Disconnect makes cluster keep its deleted Works.
@@ -74,8 +85,8 @@ func (s *Simulator) Run(ctx context.Context) {
 
 // ReleaseOnce removes the execution finalizer from every deleted Work of a connected cluster.
 func (s *Simulator) ReleaseOnce(ctx context.Context) error {
-	works := &workv1alpha1.WorkList{}
-	if err := s.client.List(ctx, works); err != nil {
+	works, err := s.list(ctx)
+	if err != nil {
 		return err
 	}
 	var errs []error
@@ -96,4 +107,23 @@ func (s *Simulator) ReleaseOnce(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// list lists the Works of every cluster, or of the clusters Only named.
+func (s *Simulator) list(ctx context.Context) (*workv1alpha1.WorkList, error) {
+	s.mu.Lock()
+	only := s.only
+	s.mu.Unlock()
+	works := &workv1alpha1.WorkList{}
+	if len(only) == 0 {
+		return works, s.client.List(ctx, works)
+	}
+	for _, cluster := range only {
+		in := &workv1alpha1.WorkList{}
+		if err := s.client.List(ctx, in, client.InNamespace(names.ExecutionNamespace(cluster))); err != nil {
+			return nil, err
+		}
+		works.Items = append(works.Items, in.Items...)
+	}
+	return works, nil
 }
