@@ -106,6 +106,11 @@ diff-karmada: envtest build ## Differential fuzzer: Karmada's binding controller
 	@test -n "$(KARMADA)" || { echo "diff-karmada: KARMADA=<a Karmada checkout or fetched git directory> is required"; exit 2; }
 	go run ./hack/diffkarmada --karmada $(KARMADA) $(DIFF_ARGS)
 
+.PHONY: bench-vs-karmada
+bench-vs-karmada: envtest ## Karmada's binding controller (built from KARMADA=<checkout>, cached in bin/karmada) and this one over the same fleet, side by side and as ratios (bench/results/vs-karmada.json; BENCH_ARGS='--bindings 100').
+	@test -n "$(KARMADA)" || { echo "bench-vs-karmada: KARMADA=<a Karmada checkout or fetched git directory> is required"; exit 2; }
+	go -C bench run . vs-karmada --karmada $(abspath $(KARMADA)) $(BENCH_ARGS)
+
 ##@ Test
 
 .PHONY: test

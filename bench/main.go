@@ -6,8 +6,9 @@
 //
 //	go -C bench run . recovery    [flags]   # make bench-recovery
 //	go -C bench run . propagation [flags]   # make bench
+//	go -C bench run . vs-karmada --karmada <checkout> [flags]   # make bench-vs-karmada KARMADA=<checkout>
 //
-// Both compare runs made in the same invocation; the ratios are the headline, the
+// Each compares runs made in the same invocation; the ratios are the headline, the
 // absolute times depend on the machine (printed first, with every flag). Results go to
 // an aligned table and to JSON (--json, default bench/results/<subcommand>.json).
 package main
@@ -27,11 +28,12 @@ import (
 	"github.com/binding-controller/binding-controller/bench/propagation"
 	"github.com/binding-controller/binding-controller/bench/recovery"
 	"github.com/binding-controller/binding-controller/bench/session"
+	"github.com/binding-controller/binding-controller/bench/vskarmada"
 )
 
 func main() {
 	subcommands := map[string]func(context.Context, []string) error{
-		"recovery": recovery.Run, "propagation": propagation.Run,
+		"recovery": recovery.Run, "propagation": propagation.Run, "vs-karmada": vskarmada.Run,
 	}
 	switch {
 	case len(os.Args) < 2:
@@ -74,6 +76,9 @@ Subcommands:
   propagation   initial propagation Works/s against a plain-client ceiling, requests per
                 Work, no-op resync writes, fan-out, memory, Lua-revised against native
                 CPU per Work, and the scale, urgent and flood scenarios (make bench)
+  vs-karmada    Karmada's own binding controller (built from --karmada) and this one over the
+                same fleet: propagation, CPU and memory per Work, restart, recovery, as
+                ratios (make bench-vs-karmada KARMADA=<checkout>)
 
 'go -C bench run . <subcommand> --help' lists the flags.
 `)
