@@ -47,8 +47,8 @@ func (s *Simulator) ReportOnce(ctx context.Context) error {
 	if health == nil {
 		return nil
 	}
-	works := &workv1alpha1.WorkList{}
-	if err := s.client.List(ctx, works); err != nil {
+	works, err := s.list(ctx)
+	if err != nil {
 		return err
 	}
 	var errs []error
