@@ -43,6 +43,10 @@ type rollout struct {
 	step   rolloutplan.Output
 	// templates are the templates of the clusters the rollout holds on another revision.
 	templates map[string]*unstructured.Unstructured
+	// revisions are the binding's revisions as this sync left them, when it read them;
+	// prune says whether one was added, so the oldest may go.
+	revisions []appsv1.ControllerRevision
+	prune     bool
 }
 
 // templateFor is the template cluster's Work is rendered from.
@@ -92,16 +96,14 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 		}
 		return nil
 	}
-	store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
-	current, err := store.Ensure(ctx, s.obj, metav1.GroupVersionKind(workv1alpha2.GroupVersion.WithKind(string(s.BindingKind))), s.obj.GetNamespace(), s.template)
-	if err != nil {
-		return err
-	}
-	in := rolloutplan.Input{Revision: current.Name, Now: time.Now(), Health: map[string]rollouthealth.Judgement{},
+	in := rolloutplan.Input{Now: time.Now(), Health: map[string]rollouthealth.Judgement{},
 		Paused:   s.obj.GetAnnotations()[rolloutsv1alpha1.PausedAnnotation] == "true",
 		Approved: s.obj.GetAnnotations()[rolloutsv1alpha1.ApproveAnnotation]}
 	if existing != nil {
 		in.Status = existing.Status
+	}
+	if in.Revision, err = templaterevision.NameOf(s.obj, s.template); err != nil {
+		return err
 	}
 	spec := policy.Spec
 	in.ProgressDeadline = 10 * time.Minute
@@ -113,21 +115,27 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 	}
 	in.RollbackOnFailure = spec.RollbackOnFailure
 	in.Stages = rolloutpolicy.Stages(spec, targetNames(s.targets), r.clustersOf(ctx, s.targets))
-	if err := r.readRolloutHealth(ctx, s, &in, current.Name); err != nil {
+	ro := &rollout{existing: existing, policy: policy, templates: map[string]*unstructured.Unstructured{}}
+	if atRest(in) {
+		// Every cluster runs the template as it is and nothing is under way: the rollout
+		// costs this sync no request.
+		ro.step = rolloutplan.Step(in)
+		s.rollout = ro
+		return nil
+	}
+	if err := r.readRevisions(ctx, s, ro); err != nil {
 		return err
 	}
-	step := rolloutplan.Step(in)
-	ro := &rollout{existing: existing, policy: policy, step: step, templates: map[string]*unstructured.Unstructured{}}
-	revisions, err := store.List(ctx, s.obj, s.obj.GetNamespace())
-	if err != nil {
+	if err := r.readRolloutHealth(ctx, s, &in); err != nil {
 		return err
 	}
+	ro.step = rolloutplan.Step(in)
 	byName := map[string]*appsv1.ControllerRevision{}
-	for i := range revisions {
-		byName[revisions[i].Name] = &revisions[i]
+	for i := range ro.revisions {
+		byName[ro.revisions[i].Name] = &ro.revisions[i]
 	}
-	for cluster, name := range step.Revisions {
-		if name == current.Name {
+	for cluster, name := range ro.step.Revisions {
+		if name == in.Revision {
 			continue
 		}
 		rev, ok := byName[name]
@@ -144,6 +152,33 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 	}
 	s.rollout = ro
 	return nil
+}
+
+// atRest tells a rollout that is over, with every cluster on the template as it is.
+func atRest(in rolloutplan.Input) bool {
+	if in.Status.Revision != in.Revision || in.Status.Phase != rolloutsv1alpha1.PhaseComplete {
+		return false
+	}
+	for _, c := range in.Status.Clusters {
+		if c.Revision != in.Revision {
+			return false
+		}
+	}
+	return true
+}
+
+// readRevisions lists the binding's revisions, live (they are not cached: only bindings
+// under a rollout have any), and makes sure the template as it is has one.
+func (r *Reconciler) readRevisions(ctx context.Context, s *scope, ro *rollout) error {
+	store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
+	revisions, err := store.List(ctx, s.obj, s.obj.GetNamespace())
+	if err != nil {
+		return err
+	}
+	gvk := metav1.GroupVersionKind(workv1alpha2.GroupVersion.WithKind(string(s.BindingKind)))
+	_, ro.revisions, err = store.Ensure(ctx, s.obj, gvk, s.obj.GetNamespace(), s.template, revisions)
+	ro.prune = len(ro.revisions) > len(revisions)
+	return err
 }
 
 // rolloutPolicyFor is the rollout policy that governs template, from the cache.
@@ -180,11 +215,9 @@ func (r *Reconciler) clustersOf(ctx context.Context, targets []render.Target) ma
 // readRolloutHealth reads, live, the status of the Works of the clusters that run the
 // current revision, while a rollout is under way or the binding is new to its policy:
 // a rollout at rest reads nothing.
-func (r *Reconciler) readRolloutHealth(ctx context.Context, s *scope, in *rolloutplan.Input, current string) error {
-	st := in.Status
-	atRest := st.Revision == current && (st.Phase == rolloutsv1alpha1.PhaseComplete ||
-		st.Phase == rolloutsv1alpha1.PhaseHalted || st.Phase == rolloutsv1alpha1.PhaseRolledBack)
-	if atRest {
+func (r *Reconciler) readRolloutHealth(ctx context.Context, s *scope, in *rolloutplan.Input) error {
+	st, current := in.Status, in.Revision
+	if st.Revision == current && (st.Phase == rolloutsv1alpha1.PhaseHalted || st.Phase == rolloutsv1alpha1.PhaseRolledBack) {
 		return nil
 	}
 	onCurrent := map[string]bool{}
@@ -258,20 +291,22 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 		}
 		r.event(s.obj, nil, eventType, e.Reason, e.Message)
 	}
-	store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
-	limit := 10
-	if ro.policy.Spec.RevisionHistoryLimit != nil {
-		limit = int(*ro.policy.Spec.RevisionHistoryLimit)
-	}
-	var keep []string
-	for _, rev := range ro.step.Revisions {
-		keep = append(keep, rev)
-	}
-	for _, c := range status.Clusters {
-		keep = append(keep, c.PreviousRevision)
-	}
-	if err := store.Prune(ctx, s.obj, s.obj.GetNamespace(), limit, keep...); err != nil {
-		return err
+	if ro.prune {
+		limit := 10
+		if ro.policy.Spec.RevisionHistoryLimit != nil {
+			limit = int(*ro.policy.Spec.RevisionHistoryLimit)
+		}
+		var keep []string
+		for _, rev := range ro.step.Revisions {
+			keep = append(keep, rev)
+		}
+		for _, c := range status.Clusters {
+			keep = append(keep, c.PreviousRevision)
+		}
+		store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
+		if err := store.Prune(ctx, ro.revisions, limit, keep...); err != nil {
+			return err
+		}
 	}
 	next := ro.step.NextCheck
 	if status.Phase == rolloutsv1alpha1.PhaseProgressing && (next == 0 || next > r.RolloutHealthPollInterval) {

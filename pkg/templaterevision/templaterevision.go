@@ -106,51 +106,60 @@ func (s Store) List(ctx context.Context, owner client.Object, namespace string) 
 	return revisions, nil
 }
 
-// Ensure returns the revision of template's current content, creating it, numbered above
-// every other revision of owner, when there is none. A content that comes back (a change
-// reverted) gets its old revision renumbered as the newest, as a Deployment's rollback
-// does, so the newest number is always the template as it is.
+// NameOf is the name the revision of template's current content has, or will have.
+func NameOf(owner client.Object, template *unstructured.Unstructured) (string, error) {
+	hash, err := Hash(Content(template))
+	if err != nil {
+		return "", fmt.Errorf("hashing the template of %s: %w", owner.GetName(), err)
+	}
+	return Name(owner.GetName(), hash), nil
+}
+
+// Ensure returns the revision of template's current content among revisions (owner's,
+// as List gives them), creating it, numbered above every other, when there is none; and
+// the revisions as they are now. A content that comes back (a change reverted) gets its
+// old revision renumbered as the newest, as a Deployment's rollback does, so the newest
+// number is always the template as it is.
 func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.GroupVersionKind, namespace string,
-	template *unstructured.Unstructured) (*appsv1.ControllerRevision, error) {
+	template *unstructured.Unstructured, revisions []appsv1.ControllerRevision) (*appsv1.ControllerRevision, []appsv1.ControllerRevision, error) {
 	content := Content(template)
-	hash, err := Hash(content)
+	name, err := NameOf(owner, template)
 	if err != nil {
-		return nil, fmt.Errorf("hashing the template of %s: %w", owner.GetName(), err)
+		return nil, nil, err
 	}
-	revisions, err := s.List(ctx, owner, namespace)
-	if err != nil {
-		return nil, err
-	}
+	revisions = slices.Clone(revisions)
 	next := int64(1)
 	if n := len(revisions); n > 0 {
 		next = revisions[n-1].Revision + 1
 	}
-	name := Name(owner.GetName(), hash)
+	generation := strconv.FormatInt(template.GetGeneration(), 10)
 	for i := range revisions {
 		rev := &revisions[i]
 		if rev.Name != name {
 			continue
 		}
 		if i == len(revisions)-1 {
-			return rev, nil
+			return rev, revisions, nil
 		}
 		base := rev.DeepCopy()
 		rev.Revision = next
-		metav1.SetMetaDataAnnotation(&rev.ObjectMeta, TemplateGenerationAnnotation, strconv.FormatInt(template.GetGeneration(), 10))
+		metav1.SetMetaDataAnnotation(&rev.ObjectMeta, TemplateGenerationAnnotation, generation)
 		if err := s.Client.Patch(ctx, rev, client.MergeFrom(base)); err != nil {
-			return nil, fmt.Errorf("renumbering template revision %s/%s: %w", namespace, name, err)
+			return nil, nil, fmt.Errorf("renumbering template revision %s/%s: %w", namespace, name, err)
 		}
-		return rev, nil
+		renumbered := *rev
+		revisions = append(slices.Delete(revisions, i, i+1), renumbered)
+		return &revisions[len(revisions)-1], revisions, nil
 	}
 	raw, err := json.Marshal(content)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rev := &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: namespace,
 			Labels:      map[string]string{BindingUIDLabel: string(owner.GetUID())},
-			Annotations: map[string]string{TemplateGenerationAnnotation: strconv.FormatInt(template.GetGeneration(), 10)},
+			Annotations: map[string]string{TemplateGenerationAnnotation: generation},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: metav1.GroupVersion{Group: ownerGVK.Group, Version: ownerGVK.Version}.String(),
 				Kind:       ownerGVK.Kind, Name: owner.GetName(), UID: owner.GetUID(),
@@ -161,16 +170,16 @@ func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.
 		Revision: next,
 	}
 	if err := s.Client.Create(ctx, rev); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			// Another sync of the same binding got there first; its revision is this one.
-			existing := &appsv1.ControllerRevision{}
-			if getErr := s.Client.Get(ctx, client.ObjectKeyFromObject(rev), existing); getErr == nil {
-				return existing, nil
-			}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, nil, fmt.Errorf("creating template revision %s/%s: %w", namespace, name, err)
 		}
-		return nil, fmt.Errorf("creating template revision %s/%s: %w", namespace, name, err)
+		// Another sync of the same binding got there first: its revision is this one.
+		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
+			return nil, nil, fmt.Errorf("reading template revision %s/%s: %w", namespace, name, err)
+		}
 	}
-	return rev, nil
+	revisions = append(revisions, *rev)
+	return &revisions[len(revisions)-1], revisions, nil
 }
 
 // Template rebuilds the template of rev on current's apiVersion, kind and metadata, with
@@ -194,13 +203,10 @@ func Template(rev *appsv1.ControllerRevision, current *unstructured.Unstructured
 	return out, nil
 }
 
-// Prune deletes owner's oldest revisions until at most limit are left besides the newest,
-// never one named in keep (the revisions a rollout still renders).
-func (s Store) Prune(ctx context.Context, owner client.Object, namespace string, limit int, keep ...string) error {
-	revisions, err := s.List(ctx, owner, namespace)
-	if err != nil {
-		return err
-	}
+// Prune deletes the oldest of revisions (owner's, oldest first, as Ensure returns them)
+// until at most limit are left besides the newest, never one named in keep (the
+// revisions a rollout still renders).
+func (s Store) Prune(ctx context.Context, revisions []appsv1.ControllerRevision, limit int, keep ...string) error {
 	if len(revisions) == 0 {
 		return nil
 	}
@@ -211,7 +217,7 @@ func (s Store) Prune(ctx context.Context, owner client.Object, namespace string,
 			continue
 		}
 		if err := s.Client.Delete(ctx, &history[i]); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting template revision %s/%s: %w", namespace, history[i].Name, err)
+			return fmt.Errorf("deleting template revision %s/%s: %w", history[i].Namespace, history[i].Name, err)
 		}
 		excess--
 	}

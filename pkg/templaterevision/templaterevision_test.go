@@ -52,6 +52,20 @@ func newStore(t *testing.T) Store {
 	return Store{Client: fake.NewClientBuilder().WithScheme(s).Build()}
 }
 
+// ensure lists owner's revisions and ensures template's among them, as the controller does.
+func ensure(t *testing.T, s Store, owner client.Object, template *unstructured.Unstructured) (*appsv1.ControllerRevision, error) {
+	t.Helper()
+	revisions, err := s.List(context.Background(), owner, "default")
+	if err != nil {
+		return nil, err
+	}
+	rev, after, err := s.Ensure(context.Background(), owner, bindingGVK, "default", template, revisions)
+	if err == nil && after[len(after)-1].Name != rev.Name {
+		t.Errorf("Ensure's revisions end with %s, want the current %s", after[len(after)-1].Name, rev.Name)
+	}
+	return rev, err
+}
+
 func names(t *testing.T, s Store) []string {
 	t.Helper()
 	revs, err := s.List(context.Background(), binding(), "default")
@@ -68,8 +82,8 @@ func names(t *testing.T, s Store) []string {
 // A change of the spec is a new revision, numbered above the others; a change of labels
 // or status is not; each revision is owned by the binding and labelled with its UID.
 func TestARevisionIsAChangeOfTheSpec(t *testing.T) {
-	s, ctx := newStore(t), context.Background()
-	first, err := s.Ensure(ctx, binding(), bindingGVK, "default", deployment("nginx:1.27", nil))
+	s := newStore(t)
+	first, err := ensure(t, s, binding(), deployment("nginx:1.27", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +99,12 @@ func TestARevisionIsAChangeOfTheSpec(t *testing.T) {
 
 	relabelled := deployment("nginx:1.27", map[string]string{"team": "a"})
 	relabelled.Object["status"] = map[string]any{"readyReplicas": int64(1)}
-	same, err := s.Ensure(ctx, binding(), bindingGVK, "default", relabelled)
+	same, err := ensure(t, s, binding(), relabelled)
 	if err != nil || same.Name != first.Name {
 		t.Fatalf("after a label and status change: revision %v (err %v), want %s again", same.Name, err, first.Name)
 	}
 
-	second, err := s.Ensure(ctx, binding(), bindingGVK, "default", deployment("nginx:1.28", nil))
+	second, err := ensure(t, s, binding(), deployment("nginx:1.28", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,12 +118,12 @@ func TestARevisionIsAChangeOfTheSpec(t *testing.T) {
 
 // A reverted change reuses its old revision, renumbered as the newest.
 func TestARevertedChangeIsTheNewestRevisionAgain(t *testing.T) {
-	s, ctx := newStore(t), context.Background()
-	old, _ := s.Ensure(ctx, binding(), bindingGVK, "default", deployment("nginx:1.27", nil))
-	if _, err := s.Ensure(ctx, binding(), bindingGVK, "default", deployment("nginx:1.28", nil)); err != nil {
+	s := newStore(t)
+	old, _ := ensure(t, s, binding(), deployment("nginx:1.27", nil))
+	if _, err := ensure(t, s, binding(), deployment("nginx:1.28", nil)); err != nil {
 		t.Fatal(err)
 	}
-	back, err := s.Ensure(ctx, binding(), bindingGVK, "default", deploymentAt("nginx:1.27", nil, 3))
+	back, err := ensure(t, s, binding(), deploymentAt("nginx:1.27", nil, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +141,8 @@ func TestARevertedChangeIsTheNewestRevisionAgain(t *testing.T) {
 // A revision's template is its spec on the current template's metadata, with the
 // generation the template had when the revision was current.
 func TestARevisionsTemplateKeepsTodaysMetadata(t *testing.T) {
-	s, ctx := newStore(t), context.Background()
-	old, _ := s.Ensure(ctx, binding(), bindingGVK, "default", deploymentAt("nginx:1.27", nil, 4))
+	s := newStore(t)
+	old, _ := ensure(t, s, binding(), deploymentAt("nginx:1.27", nil, 4))
 	current := deploymentAt("nginx:1.28", map[string]string{"team": "a"}, 5)
 	got, err := Template(old, current)
 	if err != nil {
@@ -162,13 +176,17 @@ func TestPruneKeepsTheLimitAndWhatARolloutRenders(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
 	var all []string
 	for _, image := range []string{"a", "b", "c", "d", "e"} {
-		rev, err := s.Ensure(ctx, binding(), bindingGVK, "default", deployment(image, nil))
+		rev, err := ensure(t, s, binding(), deployment(image, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, rev.Name)
 	}
-	if err := s.Prune(ctx, binding(), "default", 2, all[0]); err != nil {
+	revisions, err := s.List(ctx, binding(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune(ctx, revisions, 2, all[0]); err != nil {
 		t.Fatal(err)
 	}
 	got := names(t, s)
@@ -184,7 +202,7 @@ func TestRevisionsBelongToOneBinding(t *testing.T) {
 	other := binding()
 	other.SetName("api-deployment")
 	other.SetUID("uid-api")
-	if _, err := s.Ensure(ctx, other, bindingGVK, "default", deployment("a", nil)); err != nil {
+	if _, err := ensure(t, s, other, deployment("a", nil)); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(t, s); len(got) != 0 {
