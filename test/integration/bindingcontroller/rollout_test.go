@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -238,3 +239,74 @@ var _ = Describe("Staged rollouts", func() {
 })
 
 func ptrTo[T any](v T) *T { return &v }
+
+var _ = Describe("Staged rollouts steered by hand", func() {
+	It("wait for kubectl annotate to approve a gated stage, freeze while paused, and end when the policy goes", func() {
+		sim.ReportHealth(func(string, *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+			return workv1alpha1.ResourceHealthy
+		})
+		DeferCleanup(func() { sim.ReportHealth(nil) })
+
+		ns := newNamespace()
+		policy := &rolloutsv1alpha1.RolloutPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gated"},
+			Spec: rolloutsv1alpha1.RolloutPolicySpec{
+				ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+				Stages: []rolloutsv1alpha1.RolloutStage{
+					{Name: "canary", Clusters: rolloutsv1alpha1.StageClusters{Names: []string{"member1"}}},
+					{Name: "rest", Clusters: rolloutsv1alpha1.StageClusters{Names: []string{"member2", "member3"}}, RequireApproval: true},
+				},
+			},
+		}
+		Expect(k8s.Create(ctx, policy)).To(Succeed())
+		d := testkit.Deployment(ns, "web")
+		Expect(k8s.Create(ctx, d)).To(Succeed())
+		rb := testkit.Binding(ns, "web-deployment", "id-web", d, members...)
+		Expect(k8s.Create(ctx, rb)).To(Succeed())
+		Eventually(phaseOf(ns, "web-deployment"), time.Minute).Should(Equal(rolloutsv1alpha1.PhaseComplete))
+
+		annotate := func(key, value string) {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rb), rb)).To(Succeed())
+			base := rb.DeepCopy()
+			if value == "" {
+				delete(rb.Annotations, key)
+			} else {
+				metav1.SetMetaDataAnnotation(&rb.ObjectMeta, key, value)
+			}
+			Expect(k8s.Patch(ctx, rb, client.MergeFrom(base))).To(Succeed())
+		}
+
+		By("the canary gets the change; the gated stage waits for its approval")
+		changeImage(d, rb, "nginx:1.28")
+		Eventually(phaseOf(ns, "web-deployment"), time.Minute).Should(Equal(rolloutsv1alpha1.PhaseWaitingForApproval))
+		Expect(fleetImages(ns)).To(Equal(map[string]string{"member1": "nginx:1.28", "member2": "nginx:1.27", "member3": "nginx:1.27"}))
+
+		By("paused, an approval opens nothing")
+		annotate(rolloutsv1alpha1.PausedAnnotation, "true")
+		Eventually(phaseOf(ns, "web-deployment")).Should(Equal(rolloutsv1alpha1.PhasePaused))
+		annotate(rolloutsv1alpha1.ApproveAnnotation, "rest")
+		Consistently(func() map[string]string { return fleetImages(ns) }, 2*time.Second).Should(Equal(
+			map[string]string{"member1": "nginx:1.28", "member2": "nginx:1.27", "member3": "nginx:1.27"}))
+
+		By("resumed, the approved stage goes")
+		annotate(rolloutsv1alpha1.PausedAnnotation, "")
+		Eventually(phaseOf(ns, "web-deployment"), time.Minute).Should(Equal(rolloutsv1alpha1.PhaseComplete))
+		Expect(fleetImages(ns)).To(Equal(map[string]string{"member1": "nginx:1.28", "member2": "nginx:1.28", "member3": "nginx:1.28"}))
+
+		By("the next change waits at the gate again; deleting the policy ends the rollout, as in Karmada")
+		annotate(rolloutsv1alpha1.ApproveAnnotation, "")
+		changeImage(d, rb, "nginx:1.29")
+		Eventually(phaseOf(ns, "web-deployment"), time.Minute).Should(Equal(rolloutsv1alpha1.PhaseWaitingForApproval))
+		Expect(k8s.Delete(ctx, policy)).To(Succeed())
+		Eventually(func() map[string]string { return fleetImages(ns) }, time.Minute).Should(Equal(
+			map[string]string{"member1": "nginx:1.29", "member2": "nginx:1.29", "member3": "nginx:1.29"}))
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-deployment"}, &rolloutsv1alpha1.BindingRollout{})
+		}).Should(Satisfy(apierrors.IsNotFound))
+		Eventually(func() []appsv1.ControllerRevision {
+			revisions := &appsv1.ControllerRevisionList{}
+			Expect(k8s.List(ctx, revisions, client.InNamespace(ns))).To(Succeed())
+			return revisions.Items
+		}).Should(BeEmpty())
+	})
+})
