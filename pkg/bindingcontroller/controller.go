@@ -82,6 +82,8 @@ type Reconciler struct {
 	// deletionWaits feeds the blocked-bindings gauge; both kinds share one (Setup).
 	deletionWaits *deletionWaits
 	stuck         *stuckWarnings
+	// rollouts feeds the rollouts-by-phase gauge; both kinds share one (Setup).
+	rollouts *rolloutTracker
 	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
 	watchesWorks bool
 	// queue is the controller's queue, set once it starts (queueReady closed); nil when
@@ -125,6 +127,7 @@ func NewReconciler(c Config) *Reconciler {
 		Config:        c,
 		deletionWaits: newDeletionWaits(),
 		stuck:         newStuckWarnings(),
+		rollouts:      newRolloutTracker(),
 		watchesWorks:  true,
 		queueReady:    make(chan struct{}),
 		parking:       &bindingqueue.Parking{},
@@ -203,6 +206,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	resourceInterpreter := newInterpreter(mgr.GetClient(), apis)
 	// One tracker for both kinds: they report into the same per-cluster gauge.
 	deletionWaits := newDeletionWaits()
+	rollouts := newRolloutTracker()
 	ledger := workapply.NewLedger()
 	var checkpoint *ledgercheckpoint.Store
 	if cp := opts.LedgerCheckpoint; cp.Interval > 0 {
@@ -252,6 +256,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			Interpreter:                resourceInterpreter,
 		})
 		r.deletionWaits = deletionWaits
+		r.rollouts = rollouts
 		if err := r.setupWithManager(mgr, c.name, c.workers, bindingqueue.NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
 		}

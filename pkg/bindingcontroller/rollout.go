@@ -78,15 +78,9 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	existing := &rolloutsv1alpha1.BindingRollout{}
-	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.obj), existing); {
-	case apierrors.IsNotFound(err):
-		existing = nil
-	case err != nil:
-		return fmt.Errorf("reading its BindingRollout: %w", err)
-	case existing.Spec.Binding.UID != "" && existing.Spec.Binding.UID != s.obj.GetUID():
-		// A binding of the same name before this one: its rollout is not this one's.
-		existing = nil
+	existing, err := r.readRollout(ctx, s, policy != nil)
+	if err != nil {
+		return err
 	}
 	if policy == nil {
 		if existing != nil {
@@ -181,6 +175,47 @@ func (r *Reconciler) readRevisions(ctx context.Context, s *scope, ro *rollout) e
 	return err
 }
 
+// readRollout reads the binding's BindingRollout: nil when it has none. The rollout's
+// status is its only memory, so a decision must never start from a stale copy: a cached
+// copy that lags behind this process's last write would have a cluster updated again,
+// or a whole fleet adopt a revision at once. The cache is believed only when it shows
+// the rollout over and the template unchanged since (nothing then depends on the
+// copy); otherwise, when a policy governs, the API server is asked.
+func (r *Reconciler) readRollout(ctx context.Context, s *scope, governed bool) (*rolloutsv1alpha1.BindingRollout, error) {
+	key := client.ObjectKeyFromObject(s.obj)
+	cached := &rolloutsv1alpha1.BindingRollout{}
+	err := r.Client.Get(ctx, key, cached)
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("reading its BindingRollout: %w", err)
+	case err == nil && !governed:
+		return ownRollout(cached, s), nil
+	case err != nil && !governed:
+		return nil, nil
+	case err == nil && cached.Status.Phase == rolloutsv1alpha1.PhaseComplete:
+		if current, hashErr := templaterevision.NameOf(s.obj, s.template); hashErr == nil && current == cached.Status.Revision {
+			return ownRollout(cached, s), nil
+		}
+	}
+	live := &rolloutsv1alpha1.BindingRollout{}
+	switch err := r.APIReader.Get(ctx, key, live); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading its BindingRollout: %w", err)
+	}
+	return ownRollout(live, s), nil
+}
+
+// ownRollout is r when it is this binding's: a binding of the same name before this one
+// had a rollout of its own.
+func ownRollout(r *rolloutsv1alpha1.BindingRollout, s *scope) *rolloutsv1alpha1.BindingRollout {
+	if r.Spec.Binding.UID != "" && r.Spec.Binding.UID != s.obj.GetUID() {
+		return nil
+	}
+	return r
+}
+
 // rolloutPolicyFor is the rollout policy that governs template, from the cache.
 func (r *Reconciler) rolloutPolicyFor(ctx context.Context, template *unstructured.Unstructured) (*rolloutpolicy.Policy, error) {
 	namespaced := &rolloutsv1alpha1.RolloutPolicyList{}
@@ -259,6 +294,7 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 		return nil
 	}
 	if ro.policy == nil {
+		r.rollouts.record(s.indexKey(), "")
 		if err := r.Client.Delete(ctx, ro.existing); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting the BindingRollout of %s: %w", s, err)
 		}
@@ -278,6 +314,8 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 	}
 	status := ro.step.Status
 	status.ObservedGeneration = s.obj.GetGeneration()
+	r.rollouts.record(s.indexKey(), status.Phase)
+	observeStages(obj.Status, status, time.Now())
 	if !equality.Semantic.DeepEqual(obj.Status, status) {
 		obj.Status = status
 		if err := r.Client.Status().Update(ctx, obj); err != nil {
