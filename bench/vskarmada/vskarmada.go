@@ -27,6 +27,7 @@ import (
 type options struct {
 	common                       session.Common
 	checkout, work, karmadaArgs  string
+	oursEnv                      string
 	bindings, clusters, creators int
 	block                        time.Duration
 	samples                      int
@@ -41,6 +42,7 @@ func parseOptions(args []string) (*options, *flag.FlagSet, error) {
 	fs.StringVar(&o.work, "karmada-work", filepath.Join(envtestutil.RepoRoot(), "bin", "karmada"),
 		"where Karmada's sources and controller-manager go; a controller-manager already there is used as it is (building one takes minutes: delete it to rebuild)")
 	fs.StringVar(&o.karmadaArgs, "karmada-args", "", "extra flags for Karmada's controller-manager, space-separated, appended to the tuned ones")
+	fs.StringVar(&o.oursEnv, "ours-env", "", "space-separated NAME=value set in this project's controller's environment only, e.g. \"GOMEMLIMIT=717MiB\" for a container sized for the fleet")
 	fs.IntVar(&o.bindings, "bindings", 1000, "bindings of the fleet, one Deployment template each")
 	fs.IntVar(&o.clusters, "clusters", 10, "member clusters every binding targets")
 	fs.IntVar(&o.creators, "creators", 8, "goroutines creating the bindings")
@@ -77,8 +79,8 @@ type side struct {
 	reconciler string
 }
 
-func oursSide(bin string, args []string) side {
-	return side{spec: controller.Spec{Label: "ours", Binary: bin, Args: args}, reconciler: "resourcebinding"}
+func oursSide(bin string, args, env []string) side {
+	return side{spec: controller.Spec{Label: "ours", Binary: bin, Args: args, Env: env}, reconciler: "resourcebinding"}
 }
 
 func karmadaSide(bin string, oursArgs, extra []string) side {
@@ -144,7 +146,7 @@ func Run(ctx context.Context, args []string) error {
 	}
 	rep := &vsReport{Session: s, Karmada: karmadaSource{Checkout: o.checkout, Commit: karmadabuild.Commit(ctx, o.checkout), Binary: bin},
 		Fleet: fleetSpec{Bindings: o.bindings, Clusters: o.clusters, Works: o.bindings * o.clusters}}
-	for _, sd := range []side{oursSide(s.Binary, o.common.ManagerArgs()), karmadaSide(bin, o.common.ManagerArgs(), strings.Fields(o.karmadaArgs))} {
+	for _, sd := range []side{oursSide(s.Binary, o.common.ManagerArgs(), strings.Fields(o.oursEnv)), karmadaSide(bin, o.common.ManagerArgs(), strings.Fields(o.karmadaArgs))} {
 		res, err := r.run(ctx, sd)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sd.spec.Label, err)
