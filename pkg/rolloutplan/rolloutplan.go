@@ -67,15 +67,22 @@ type Event struct {
 
 // Event reasons.
 const (
-	ReasonRolloutStarted       = "RolloutStarted"
-	ReasonStageStarted         = "RolloutStageStarted"
-	ReasonWaitingForApproval   = "RolloutWaitingForApproval"
-	ReasonClusterFailed        = "RolloutClusterFailed"
-	ReasonRolloutHalted        = "RolloutHalted"
-	ReasonRolloutRolledBack    = "RolloutRolledBack"
-	ReasonRolloutComplete      = "RolloutComplete"
-	ReasonRolloutSuperseded    = "RolloutSuperseded"
-	defaultProgressDeadline    = 10 * time.Minute
+	ReasonRolloutStarted     = "RolloutStarted"
+	ReasonStageStarted       = "RolloutStageStarted"
+	ReasonWaitingForApproval = "RolloutWaitingForApproval"
+	ReasonClusterFailed      = "RolloutClusterFailed"
+	ReasonRolloutHalted      = "RolloutHalted"
+	ReasonRolloutRolledBack  = "RolloutRolledBack"
+	ReasonRolloutComplete    = "RolloutComplete"
+	ReasonRolloutSuperseded  = "RolloutSuperseded"
+)
+
+// defaultProgressDeadline is the policy's default: how long a cluster has to become
+// healthy on a new revision.
+const defaultProgressDeadline = 10 * time.Minute
+
+// The condition a halted rollout carries, naming each failed cluster and why.
+const (
 	conditionHalted            = "Halted"
 	conditionReasonMaxFailures = "MaxFailuresExceeded"
 )
@@ -192,8 +199,7 @@ func (s *step) start() {
 	st.PreviousRevision, st.Revision = st.Revision, s.in.Revision
 	st.Phase = rolloutsv1alpha1.PhaseProgressing
 	st.Stage, st.StageStarted, st.SoakStarted = "", nil, nil
-	meta := &st.Conditions
-	removeCondition(meta, conditionHalted)
+	removeCondition(&st.Conditions, conditionHalted)
 	for _, c := range s.clusters {
 		c.PreviousRevision = c.Revision
 		c.Message = ""
