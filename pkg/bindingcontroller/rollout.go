@@ -169,7 +169,7 @@ func (r *Reconciler) readRevisions(ctx context.Context, s *scope, ro *rollout) e
 	if err != nil {
 		return err
 	}
-	gvk := metav1.GroupVersionKind(workv1alpha2.GroupVersion.WithKind(string(s.BindingKind)))
+	gvk := workv1alpha2.GroupVersion.WithKind(string(s.BindingKind))
 	_, ro.revisions, err = store.Ensure(ctx, s.obj, gvk, s.obj.GetNamespace(), s.template, revisions)
 	ro.prune = len(ro.revisions) > len(revisions)
 	return err

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
@@ -89,7 +90,7 @@ func TestClustersFallIntoTheFirstStageThatSelectsThem(t *testing.T) {
 		{Name: "canary", Clusters: rolloutsv1alpha1.StageClusters{Names: []string{"member1"}}},
 		{Name: "empty", Clusters: rolloutsv1alpha1.StageClusters{Names: []string{"member9"}}},
 		{Name: "prod", Clusters: rolloutsv1alpha1.StageClusters{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}},
-			MaxConcurrency: ptr(intstr.FromString("50%")), MinSuccessTime: &metav1.Duration{Duration: time.Minute}, RequireApproval: true},
+			MaxConcurrency: ptr.To(intstr.FromString("50%")), MinSuccessTime: &metav1.Duration{Duration: time.Minute}, RequireApproval: true},
 	}}
 	clusters := map[string]*clusterv1alpha1.Cluster{
 		"member1": {ObjectMeta: metav1.ObjectMeta{Name: "member1", Labels: map[string]string{"env": "prod"}}},
@@ -115,18 +116,16 @@ func TestConcurrency(t *testing.T) {
 		want  int
 	}{
 		{nil, 7, 7},
-		{ptr(intstr.FromInt32(2)), 7, 2},
-		{ptr(intstr.FromInt32(20)), 7, 7},
-		{ptr(intstr.FromInt32(0)), 7, 1},
-		{ptr(intstr.FromString("50%")), 7, 4},
-		{ptr(intstr.FromString("1%")), 7, 1},
-		{ptr(intstr.FromString("half")), 7, 7},
-		{ptr(intstr.FromInt32(3)), 0, 0},
+		{ptr.To(intstr.FromInt32(2)), 7, 2},
+		{ptr.To(intstr.FromInt32(20)), 7, 7},
+		{ptr.To(intstr.FromInt32(0)), 7, 1},
+		{ptr.To(intstr.FromString("50%")), 7, 4},
+		{ptr.To(intstr.FromString("1%")), 7, 1},
+		{ptr.To(intstr.FromString("half")), 7, 7},
+		{ptr.To(intstr.FromInt32(3)), 0, 0},
 	} {
 		if got := Concurrency(tc.limit, tc.n); got != tc.want {
 			t.Errorf("Concurrency(%v, %d) = %d, want %d", tc.limit, tc.n, got, tc.want)
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -120,7 +121,7 @@ func NameOf(owner client.Object, template *unstructured.Unstructured) (string, e
 // the revisions as they are now. A content that comes back (a change reverted) gets its
 // old revision renumbered as the newest, as a Deployment's rollback does, so the newest
 // number is always the template as it is.
-func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.GroupVersionKind, namespace string,
+func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK schema.GroupVersionKind, namespace string,
 	template *unstructured.Unstructured, revisions []appsv1.ControllerRevision) (*appsv1.ControllerRevision, []appsv1.ControllerRevision, error) {
 	content := Content(template)
 	name, err := NameOf(owner, template)
@@ -158,13 +159,9 @@ func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK metav1.
 	rev := &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: namespace,
-			Labels:      map[string]string{BindingUIDLabel: string(owner.GetUID())},
-			Annotations: map[string]string{TemplateGenerationAnnotation: generation},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: metav1.GroupVersion{Group: ownerGVK.Group, Version: ownerGVK.Version}.String(),
-				Kind:       ownerGVK.Kind, Name: owner.GetName(), UID: owner.GetUID(),
-				Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true),
-			}},
+			Labels:          map[string]string{BindingUIDLabel: string(owner.GetUID())},
+			Annotations:     map[string]string{TemplateGenerationAnnotation: generation},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, ownerGVK)},
 		},
 		Data:     runtime.RawExtension{Raw: raw},
 		Revision: next,
@@ -237,5 +234,3 @@ func (s Store) DeleteAll(ctx context.Context, owner client.Object, namespace str
 	}
 	return nil
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -167,7 +168,7 @@ var _ = Describe("Staged rollouts", func() {
 				Stages: []rolloutsv1alpha1.RolloutStage{
 					{Name: "canary", Clusters: rolloutsv1alpha1.StageClusters{Names: []string{"member1"}}},
 					{Name: "rest", Clusters: rolloutsv1alpha1.StageClusters{Names: []string{"member2", "member3"}},
-						MaxConcurrency: ptrTo(intstr.FromInt32(1))},
+						MaxConcurrency: ptr.To(intstr.FromInt32(1))},
 				},
 				RollbackOnFailure: true,
 			},
@@ -242,8 +243,6 @@ var _ = Describe("Staged rollouts", func() {
 		Expect(revisions.Items).To(BeEmpty())
 	})
 })
-
-func ptrTo[T any](v T) *T { return &v }
 
 var _ = Describe("Staged rollouts steered by hand", func() {
 	It("wait for kubectl annotate to approve a gated stage, freeze while paused, and end when the policy goes", func() {
