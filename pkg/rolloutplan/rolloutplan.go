@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
@@ -199,7 +200,7 @@ func (s *step) start() {
 	st.PreviousRevision, st.Revision = st.Revision, s.in.Revision
 	st.Phase = rolloutsv1alpha1.PhaseProgressing
 	st.Stage, st.StageStarted, st.SoakStarted = "", nil, nil
-	removeCondition(&st.Conditions, conditionHalted)
+	meta.RemoveStatusCondition(&st.Conditions, conditionHalted)
 	for _, c := range s.clusters {
 		c.PreviousRevision = c.Revision
 		c.Message = ""
@@ -345,7 +346,7 @@ func (s *step) halt() {
 	}
 	message := fmt.Sprintf("%d clusters failed, %d tolerated: %s", len(failed), s.in.MaxFailures, strings.Join(failed, "; "))
 	st.Phase = rolloutsv1alpha1.PhaseHalted
-	setCondition(&st.Conditions, metav1.Condition{Type: conditionHalted, Status: metav1.ConditionTrue,
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: conditionHalted, Status: metav1.ConditionTrue,
 		Reason: conditionReasonMaxFailures, Message: message, LastTransitionTime: s.now})
 	s.event(true, ReasonRolloutHalted, "rollout of %s halted: %s", st.Revision, message)
 	if !s.in.RollbackOnFailure {
@@ -408,21 +409,4 @@ func (s *step) finish() {
 			}
 		}
 	}
-}
-
-func setCondition(conditions *[]metav1.Condition, c metav1.Condition) {
-	for i := range *conditions {
-		if (*conditions)[i].Type == c.Type {
-			if (*conditions)[i].Status == c.Status {
-				c.LastTransitionTime = (*conditions)[i].LastTransitionTime
-			}
-			(*conditions)[i] = c
-			return
-		}
-	}
-	*conditions = append(*conditions, c)
-}
-
-func removeCondition(conditions *[]metav1.Condition, conditionType string) {
-	*conditions = slices.DeleteFunc(*conditions, func(c metav1.Condition) bool { return c.Type == conditionType })
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
@@ -162,7 +163,7 @@ func TestAnUnhealthyCanaryHaltsAndRollsBack(t *testing.T) {
 	f.expectEvent(ReasonClusterFailed, "cluster member1 failed on revision r2: Deployment default/web is Unhealthy")
 	f.expectEvent(ReasonRolloutHalted, "member1: Deployment default/web is Unhealthy")
 	f.expectEvent(ReasonRolloutRolledBack, "member1")
-	c := meta(f.out.Status.Conditions, conditionHalted)
+	c := meta.FindStatusCondition(f.out.Status.Conditions, conditionHalted)
 	if c == nil || !strings.Contains(c.Message, "member1") {
 		t.Errorf("Halted condition %+v, want one naming member1", c)
 	}
@@ -172,7 +173,7 @@ func TestAnUnhealthyCanaryHaltsAndRollsBack(t *testing.T) {
 	f.settle()
 	f.expectPhase(rolloutsv1alpha1.PhaseComplete)
 	f.expectWorks(map[string]string{"member1": "r3", "member2": "r3", "member3": "r3"})
-	if meta(f.out.Status.Conditions, conditionHalted) != nil {
+	if meta.FindStatusCondition(f.out.Status.Conditions, conditionHalted) != nil {
 		t.Error("the Halted condition outlived the halted rollout")
 	}
 }
@@ -307,13 +308,4 @@ func TestAStepOnItsOwnOutputChangesNothing(t *testing.T) {
 	if !reflect.DeepEqual(again.Revisions, f.out.Revisions) {
 		t.Errorf("a repeated step moved revisions: %v, want %v", again.Revisions, f.out.Revisions)
 	}
-}
-
-func meta(conditions []metav1.Condition, t string) *metav1.Condition {
-	for i := range conditions {
-		if conditions[i].Type == t {
-			return &conditions[i]
-		}
-	}
-	return nil
 }
