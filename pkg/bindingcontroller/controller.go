@@ -481,6 +481,11 @@ type scope struct {
 	// task runs; evictingPurge those evicted with purgeMode Directly, whose Works go first.
 	evictingKeep, evictingPurge map[string]bool
 
+	// clusters are the targets' Cluster objects and absentClusters those without one, read
+	// once (targetClusters).
+	clusters       map[string]*clusterv1alpha1.Cluster
+	absentClusters map[string]error
+
 	// works are the binding's Works, listed once (listWorks).
 	works    []metav1.PartialObjectMetadata
 	template *unstructured.Unstructured

@@ -17,7 +17,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
@@ -78,7 +77,14 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
-	existing, err := r.readRollout(ctx, s, policy != nil)
+	// The revision the template as it is makes: hashed once, it names the rollout's target.
+	var current string
+	if policy != nil {
+		if current, err = templaterevision.NameOf(s.obj, s.template); err != nil {
+			return err
+		}
+	}
+	existing, err := r.readRollout(ctx, s, current)
 	if err != nil {
 		return err
 	}
@@ -96,9 +102,7 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 	if existing != nil {
 		in.Status = existing.Status
 	}
-	if in.Revision, err = templaterevision.NameOf(s.obj, s.template); err != nil {
-		return err
-	}
+	in.Revision = current
 	spec := policy.Spec
 	in.ProgressDeadline = 10 * time.Minute
 	if spec.ProgressDeadline != nil {
@@ -108,7 +112,11 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 		in.MaxFailures = int(*spec.MaxFailures)
 	}
 	in.RollbackOnFailure = spec.RollbackOnFailure
-	in.Stages = rolloutpolicy.Stages(spec, targetNames(s.targets), r.clustersOf(ctx, s.targets))
+	clusters, _, err := r.targetClusters(ctx, s)
+	if err != nil {
+		return err
+	}
+	in.Stages = rolloutpolicy.Stages(spec, targetNames(s.targets), clusters)
 	ro := &rollout{existing: existing, policy: policy, templates: map[string]*unstructured.Unstructured{}}
 	if atRest(in) {
 		// Every cluster runs the template as it is and nothing is under way: the rollout
@@ -180,8 +188,10 @@ func (r *Reconciler) readRevisions(ctx context.Context, s *scope, ro *rollout) e
 // copy that lags behind this process's last write would have a cluster updated again,
 // or a whole fleet adopt a revision at once. The cache is believed only when it shows
 // the rollout over and the template unchanged since (nothing then depends on the
-// copy); otherwise, when a policy governs, the API server is asked.
-func (r *Reconciler) readRollout(ctx context.Context, s *scope, governed bool) (*rolloutsv1alpha1.BindingRollout, error) {
+// copy); otherwise, when a policy governs (current, the template's revision, is set),
+// the API server is asked.
+func (r *Reconciler) readRollout(ctx context.Context, s *scope, current string) (*rolloutsv1alpha1.BindingRollout, error) {
+	governed := current != ""
 	key := client.ObjectKeyFromObject(s.obj)
 	cached := &rolloutsv1alpha1.BindingRollout{}
 	err := r.Client.Get(ctx, key, cached)
@@ -192,10 +202,8 @@ func (r *Reconciler) readRollout(ctx context.Context, s *scope, governed bool) (
 		return ownRollout(cached, s), nil
 	case err != nil && !governed:
 		return nil, nil
-	case err == nil && cached.Status.Phase == rolloutsv1alpha1.PhaseComplete:
-		if current, hashErr := templaterevision.NameOf(s.obj, s.template); hashErr == nil && current == cached.Status.Revision {
-			return ownRollout(cached, s), nil
-		}
+	case err == nil && cached.Status.Phase == rolloutsv1alpha1.PhaseComplete && cached.Status.Revision == current:
+		return ownRollout(cached, s), nil
 	}
 	live := &rolloutsv1alpha1.BindingRollout{}
 	switch err := r.APIReader.Get(ctx, key, live); {
@@ -229,22 +237,6 @@ func (r *Reconciler) rolloutPolicyFor(ctx context.Context, template *unstructure
 		return nil, fmt.Errorf("listing ClusterRolloutPolicies: %w", err)
 	}
 	return rolloutpolicy.Select(template, namespaced.Items, clusterWide.Items), nil
-}
-
-// clustersOf reads the targets' Cluster objects from the cache, for stages that select
-// clusters by label; a cluster without one is selected by name only.
-func (r *Reconciler) clustersOf(ctx context.Context, targets []render.Target) map[string]*clusterv1alpha1.Cluster {
-	clusters := map[string]*clusterv1alpha1.Cluster{}
-	if !r.Served.Clusters {
-		return clusters
-	}
-	for _, t := range targets {
-		c := &clusterv1alpha1.Cluster{}
-		if err := r.Client.Get(ctx, types.NamespacedName{Name: t.Cluster}, c); err == nil {
-			clusters[t.Cluster] = c
-		}
-	}
-	return clusters
 }
 
 // readRolloutHealth reads, live, the status of the Works of the clusters that run the

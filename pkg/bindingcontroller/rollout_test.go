@@ -68,7 +68,7 @@ func TestARolloutIsDecidedFromItsLiveStatus(t *testing.T) {
 			r := NewReconciler(Config{Client: cache.Build(), APIReader: api.Build()})
 			s := newScope(resourceBinding, rb)
 			s.template = template
-			got, err := r.readRollout(context.Background(), s, true)
+			got, err := r.readRollout(context.Background(), s, current)
 			if err != nil {
 				t.Fatal(err)
 			}

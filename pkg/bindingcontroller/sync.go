@@ -21,7 +21,6 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -135,7 +134,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope) bool {
 	targets := s.targets
 	s.results = make([]workapply.Result, len(targets))
 	s.rendered = make([]map[string]string, len(targets))
-	policies, clusters, absent, err := r.overridesFor(ctx, s.template, targets)
+	policies, clusters, absent, err := r.overridesFor(ctx, s)
 	if err != nil {
 		// Without the policies no cluster's Work can be rendered right; retry them all.
 		for i, t := range targets {
@@ -427,13 +426,12 @@ func (r *Reconciler) replicaReviser(ctx context.Context) *interpreter.Bound {
 	return r.Interpreter.For(ctx)
 }
 
-// overridesFor gathers, from the cache, the policies that may apply to template and the
-// Cluster objects of the targets; a target with no Cluster object is in absent, with the
-// error reading it gave. Kinds the API server does not serve are skipped: without the
-// Cluster kind, a cluster is known by its name only.
-func (r *Reconciler) overridesFor(ctx context.Context, template *unstructured.Unstructured, targets []render.Target) (
+// overridesFor gathers, from the cache, the policies that may apply to the template and
+// the Cluster objects of the targets (targetClusters). Kinds the API server does not
+// serve are skipped.
+func (r *Reconciler) overridesFor(ctx context.Context, s *scope) (
 	policies overridepolicy.Policies, clusters map[string]*clusterv1alpha1.Cluster, absent map[string]error, err error) {
-	clusters, absent = map[string]*clusterv1alpha1.Cluster{}, map[string]error{}
+	template := s.template
 	if r.Served.OverridePolicies {
 		cops := &policyv1alpha1.ClusterOverridePolicyList{}
 		if err := r.Client.List(ctx, cops); err != nil {
@@ -448,8 +446,21 @@ func (r *Reconciler) overridesFor(ctx context.Context, template *unstructured.Un
 			policies.Namespaced = ops.Items
 		}
 	}
+	clusters, absent, err = r.targetClusters(ctx, s)
+	return policies, clusters, absent, err
+}
+
+// targetClusters reads, from the cache and once a sync (the rollout's stages and the
+// overrides both need them), the Cluster objects of the targets; a target with no
+// Cluster object is in absent, with the error reading it gave. Without the Cluster kind
+// served, a cluster is known by its name only.
+func (r *Reconciler) targetClusters(ctx context.Context, s *scope) (map[string]*clusterv1alpha1.Cluster, map[string]error, error) {
+	if s.clusters != nil {
+		return s.clusters, s.absentClusters, nil
+	}
+	clusters, absent := map[string]*clusterv1alpha1.Cluster{}, map[string]error{}
 	if r.Served.Clusters {
-		for _, t := range targets {
+		for _, t := range s.targets {
 			c := &clusterv1alpha1.Cluster{}
 			err := r.Client.Get(ctx, types.NamespacedName{Name: t.Cluster}, c)
 			switch {
@@ -458,13 +469,14 @@ func (r *Reconciler) overridesFor(ctx context.Context, template *unstructured.Un
 				// without it; the Cluster's creation re-syncs the binding (watches).
 				absent[t.Cluster] = &ClusterNotFoundError{Cluster: t.Cluster, Err: err}
 			case err != nil:
-				return policies, nil, nil, fmt.Errorf("reading Cluster %s: %w", t.Cluster, err)
+				return nil, nil, fmt.Errorf("reading Cluster %s: %w", t.Cluster, err)
 			default:
 				clusters[t.Cluster] = c
 			}
 		}
 	}
-	return policies, clusters, absent, nil
+	s.clusters, s.absentClusters = clusters, absent
+	return clusters, absent, nil
 }
 
 // ReasonClusterNotFound is the failure reason of a target cluster that has no Cluster object.
