@@ -38,17 +38,13 @@ func (r *Reconciler) finish(ctx context.Context, s *scope) (ctrl.Result, error) 
 		count(s.deletes)
 		return ctrl.Result{}, errors.Join(s.stopped.err, workapply.Aggregate(s.deletes))
 	}
-	var cond metav1.Condition
-	if s.stopped == nil {
-		cond = r.observeSynced(s)
-	} else {
-		cond = r.tellStopped(ctx, s)
-	}
-	conditionErr := r.setCondition(ctx, s, cond)
 	if s.stopped != nil {
+		conditionErr := r.setCondition(ctx, s, r.tellStopped(ctx, s))
 		return requeueStopped(s, conditionErr)
 	}
-	res, err := r.tellSynced(ctx, s, conditionErr)
+	o := outcomeOf(s)
+	conditionErr := r.setCondition(ctx, s, r.observeSynced(s, o))
+	res, err := r.tellSynced(ctx, s, o, conditionErr)
 	if rolloutErr := r.reportRollout(ctx, s, &res); rolloutErr != nil {
 		// Retried: the rollout's state must reach the API server, whatever else ended.
 		if errors.Is(err, reconcile.TerminalError(nil)) {
@@ -59,32 +55,42 @@ func (r *Reconciler) finish(ctx context.Context, s *scope) (ctrl.Result, error) 
 	return res, err
 }
 
+// outcome is what a sync that got to write Works did: every result (the targets', then
+// the deletes'), and their aggregates. As in Karmada, a failed target is a
+// SyncWorkFailed, a failed orphan delete a CleanupWorkFailed.
+type outcome struct {
+	all                      []workapply.Result
+	err, syncErr, cleanupErr error
+}
+
+func outcomeOf(s *scope) outcome {
+	all := append(s.results[:len(s.results):len(s.results)], s.deletes...)
+	return outcome{all: all, err: workapply.Aggregate(all),
+		syncErr: workapply.Aggregate(s.results), cleanupErr: workapply.Aggregate(s.deletes)}
+}
+
 // observeSynced records the metrics of a sync that got to write Works, and returns its
 // condition.
-func (r *Reconciler) observeSynced(s *scope) metav1.Condition {
-	all := append(s.results[:len(s.results):len(s.results)], s.deletes...)
-	// As in Karmada, a failed target is a SyncWorkFailed, a failed orphan delete a
-	// CleanupWorkFailed; Karmada stops before syncing the targets when an orphan delete
-	// fails, and observes no sync then.
-	syncErr, cleanupErr := workapply.Aggregate(s.results), workapply.Aggregate(s.deletes)
-	observe(s, all, syncErr != nil || cleanupErr != nil)
-	if cleanupErr == nil {
-		observeKarmadaSync(s, syncErr != nil)
+func (r *Reconciler) observeSynced(s *scope, o outcome) metav1.Condition {
+	observe(s, o.all, o.err != nil)
+	if o.cleanupErr == nil {
+		// Karmada stops before syncing the targets when an orphan delete fails, and
+		// observes no sync then.
+		observeKarmadaSync(s, o.syncErr != nil)
 	}
-	r.deletionWaits.record(s.indexKey(), blockedClusters(all))
-	return worksSynced(len(s.results), all)
+	r.deletionWaits.record(s.indexKey(), blockedClusters(o.all))
+	return worksSynced(len(s.results), o.all)
 }
 
 // tellSynced logs and records the events of a sync that got to write Works, once its
 // condition is written, and decides how its failed clusters are retried.
-func (r *Reconciler) tellSynced(ctx context.Context, s *scope, conditionErr error) (ctrl.Result, error) {
+func (r *Reconciler) tellSynced(ctx context.Context, s *scope, o outcome, conditionErr error) (ctrl.Result, error) {
 	logger := ctrl.LoggerFrom(ctx)
-	all := append(s.results[:len(s.results):len(s.results)], s.deletes...)
-	syncErr, cleanupErr := workapply.Aggregate(s.results), workapply.Aggregate(s.deletes)
+	all, syncErr, cleanupErr := o.all, o.syncErr, o.cleanupErr
 	stuckDue := r.warnStuck(ctx, s, all)
 	r.recordOverrideEvents(s.template, s.rendered, s.results)
 
-	if err := workapply.Aggregate(all); err != nil {
+	if err := o.err; err != nil {
 		// The log line of Karmada v1.13, kept word for word: operators grep for it.
 		logger.Error(err, fmt.Sprintf("Failed to transform %s to works. Error: %s.", s.legacyName(), err.Error()),
 			"failedClusters", failedClusters(all))
