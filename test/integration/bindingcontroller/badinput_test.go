@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
@@ -53,7 +52,7 @@ func expectParked(ns, name, why string) {
 	// controller-runtime is told too: the sync ended with a terminal error, which it logs
 	// and counts, and does not retry.
 	Expect(terminalErrorLines(ns, name)).To(BeNumerically(">", 0), why+": no terminal Reconciler error logged")
-	Expect(resourceBindingCounter("controller_runtime_terminal_reconcile_errors_total")).To(BeNumerically(">", 0), why)
+	Expect(metricValue("controller_runtime_terminal_reconcile_errors_total", "controller", "resourcebinding")).To(BeNumerically(">", 0), why)
 }
 
 // terminalErrorLines counts the Reconciler error lines controller-runtime logged for syncs
@@ -67,44 +66,6 @@ func terminalErrorLines(ns, name string) int {
 		}
 	}
 	return n
-}
-
-// resourceBindingCounter reads one of controller-runtime's counters for the ResourceBinding controller.
-func resourceBindingCounter(name string) float64 {
-	families, err := metrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "resourcebinding" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return -1
-}
-
-// activeWorkers is how many ResourceBinding workers are busy now, from controller-runtime's metric.
-func activeWorkers() float64 {
-	families, err := metrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_active_workers" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "resourcebinding" {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return -1
 }
 
 var _ = Describe("Bad input", func() {
@@ -250,3 +211,8 @@ var _ = Describe("Bad input", func() {
 		Expect(workState(workKey("member1", d))()).To(Equal("live:id-k"), "the other binding is served")
 	})
 })
+
+// activeWorkers is how many ResourceBinding workers are busy now, from controller-runtime's metric.
+func activeWorkers() float64 {
+	return metricValue("controller_runtime_active_workers", "controller", "resourcebinding")
+}

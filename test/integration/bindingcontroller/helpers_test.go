@@ -27,26 +27,6 @@ func eventsOn(namespace, kind, name string) func() []string {
 	return observer().EventsOn(namespace, kind, name)
 }
 
-// karmadaSyncs is how many syncs Karmada's binding_sync_work_duration_seconds holds with
-// the given result, as the controller's metrics endpoint serves it.
-func karmadaSyncs(result string) float64 {
-	families, err := metrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != "binding_sync_work_duration_seconds" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
-					return float64(m.GetHistogram().GetSampleCount())
-				}
-			}
-		}
-	}
-	return 0
-}
-
 // failureReasons maps each failure reason of cluster's
 // binding_controller_cluster_sync_failures_total series to its count.
 func failureReasons(cluster string) map[string]float64 {
@@ -68,4 +48,39 @@ func failureReasons(cluster string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// metricValue reads one series of the manager's metrics, the one whose label is value
+// (any series when label is ""): a counter's or gauge's value, a histogram's sample
+// count; -1 when there is none.
+func metricValue(name, label, value string) float64 {
+	families, err := metrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			matches := label == ""
+			for _, l := range m.GetLabel() {
+				matches = matches || (l.GetName() == label && l.GetValue() == value)
+			}
+			switch {
+			case !matches:
+			case m.GetHistogram() != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			default:
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1
+}
+
+// karmadaSyncs counts the syncs Karmada's binding_sync_work_duration_seconds observed
+// with result (0 before the first).
+func karmadaSyncs(result string) float64 {
+	return max(0, metricValue("binding_sync_work_duration_seconds", "result", result))
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
@@ -202,8 +201,8 @@ var _ = Describe("Staged rollouts", func() {
 			ContainSubstring("Normal RolloutStageStarted: stage canary started: member1"),
 			ContainSubstring("Normal RolloutStageStarted: stage rest started: member2, member3"),
 			ContainSubstring("Normal RolloutComplete: revision web-deployment-")))
-		Expect(rolloutMetric("binding_controller_rollouts", "Complete")).To(BeNumerically(">=", 1))
-		Expect(rolloutMetric("binding_controller_rollout_stage_duration_seconds", "")).To(BeNumerically(">=", 2),
+		Expect(metricValue("binding_controller_rollouts", "phase", "Complete")).To(BeNumerically(">=", 1))
+		Expect(metricValue("binding_controller_rollout_stage_duration_seconds", "", "")).To(BeNumerically(">=", 2),
 			"the canary and rest stages each observed")
 		before := manifestsOf(ns)
 
@@ -218,7 +217,7 @@ var _ = Describe("Staged rollouts", func() {
 			Expect(s["member2"]).To(Equal("nginx:1.28"), "member2 got the bad image: %v", s)
 			Expect(s["member3"]).To(Equal("nginx:1.28"), "member3 got the bad image: %v", s)
 		}
-		Expect(rolloutMetric("binding_controller_rollouts", "RolledBack")).To(BeNumerically(">=", 1))
+		Expect(metricValue("binding_controller_rollouts", "phase", "RolledBack")).To(BeNumerically(">=", 1))
 		status := rolloutOf(ns, "web-deployment")()
 		Expect(status.Clusters[0]).To(And(
 			HaveField("Name", "member1"), HaveField("State", rolloutsv1alpha1.ClusterRolledBack)))
@@ -314,26 +313,3 @@ var _ = Describe("Staged rollouts steered by hand", func() {
 		}).Should(BeEmpty())
 	})
 })
-
-// rolloutMetric reads binding_controller_rollouts of one phase, or the observation count
-// of a histogram (phase "").
-func rolloutMetric(name, phase string) float64 {
-	families, err := metrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if phase == "" {
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "phase" && l.GetValue() == phase {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return -1
-}
