@@ -6,6 +6,7 @@ import (
 	"context"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
+	"github.com/binding-controller/binding-controller/pkg/rolloutpolicy"
 	"github.com/binding-controller/binding-controller/pkg/templaterevision"
 )
 
@@ -83,5 +85,55 @@ func TestARolloutIsDecidedFromItsLiveStatus(t *testing.T) {
 				t.Errorf("%d live reads, want any: %v", liveGets, tc.wantLiveGet)
 			}
 		})
+	}
+}
+
+// A rollout that is complete on the template as it is costs a sync nothing beyond the
+// cache: no read of the API server, neither of the rollout, its revisions nor its Works.
+func TestACompleteRolloutCostsASyncNoRequest(t *testing.T) {
+	rb := seedBinding("member1", "member2")
+	rb.UID = "uid-rb"
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(seedDeployment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &unstructured.Unstructured{Object: obj}
+	current, err := templaterevision.NameOf(rb, template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := &rolloutsv1alpha1.RolloutPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "all"},
+		Spec: rolloutsv1alpha1.RolloutPolicySpec{Stages: []rolloutsv1alpha1.RolloutStage{
+			{Name: "canary", Clusters: rolloutsv1alpha1.StageClusters{Names: []string{"member1"}}}}}}
+	complete := &rolloutsv1alpha1.BindingRollout{ObjectMeta: rb.ObjectMeta,
+		Spec: rolloutsv1alpha1.BindingRolloutSpec{Binding: rolloutsv1alpha1.BindingReference{Name: rb.Name, UID: rb.UID}},
+		Status: rolloutsv1alpha1.BindingRolloutStatus{Phase: rolloutsv1alpha1.PhaseComplete, Revision: current,
+			Clusters: []rolloutsv1alpha1.ClusterRolloutStatus{
+				{Name: "member1", Stage: "canary", Revision: current, State: rolloutsv1alpha1.ClusterHealthy},
+				{Name: "member2", Stage: rolloutpolicy.UnstagedName, Revision: current, State: rolloutsv1alpha1.ClusterHealthy}}}}
+	requests := 0
+	count := func() { requests++ }
+	api := fake.NewClientBuilder().WithScheme(testScheme(t)).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			count()
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			count()
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	cache := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(policy, complete).Build()
+	r := NewReconciler(Config{Client: cache, APIReader: api, Served: ServedAPIs{Rollouts: true}})
+	s := newScope(resourceBinding, rb)
+	s.template = template
+	s.plan()
+	if !r.planRollout(context.Background(), s) {
+		t.Fatalf("the rollout phase stopped the sync: %v", s.stopped.err)
+	}
+	if requests != 0 {
+		t.Errorf("%d requests to the API server, want none", requests)
+	}
+	if s.rollout == nil || s.rollout.step.Status.Phase != rolloutsv1alpha1.PhaseComplete || len(s.rollout.templates) != 0 {
+		t.Errorf("rollout %+v, want it complete with every cluster on the template as it is", s.rollout)
 	}
 }
