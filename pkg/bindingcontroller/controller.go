@@ -59,6 +59,8 @@ type Config struct {
 	BlockedWorkRecheckInterval time.Duration
 	StuckWorkWarningAfter      time.Duration
 	RolloutHealthPollInterval  time.Duration
+	// RolloutRevisionNamespace: see Options.
+	RolloutRevisionNamespace string
 
 	// Served says which optional inputs the API server serves.
 	Served ServedAPIs
@@ -116,6 +118,9 @@ func NewReconciler(c Config) *Reconciler {
 	}
 	if c.RolloutHealthPollInterval <= 0 {
 		c.RolloutHealthPollInterval = d.RolloutHealthPollInterval
+	}
+	if c.RolloutRevisionNamespace == "" {
+		c.RolloutRevisionNamespace = d.RolloutRevisionNamespace
 	}
 	if c.Ledger == nil {
 		c.Ledger = workapply.NewLedger()
@@ -195,7 +200,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Webhooks:       served(mgr, configv1alpha1.GroupVersion.WithKind("ResourceInterpreterWebhookConfiguration")),
 		Rollouts: served(mgr, rolloutsv1alpha1.GroupVersion.WithKind("RolloutPolicy")) &&
 			served(mgr, rolloutsv1alpha1.GroupVersion.WithKind("ClusterRolloutPolicy")) &&
-			served(mgr, rolloutsv1alpha1.GroupVersion.WithKind("BindingRollout")),
+			served(mgr, rolloutsv1alpha1.GroupVersion.WithKind("BindingRollout")) &&
+			served(mgr, rolloutsv1alpha1.GroupVersion.WithKind("ClusterBindingRollout")),
 	}
 	mgr.GetLogger().Info("Override inputs", "overridePoliciesServed", apis.OverridePolicies, "clustersServed", apis.Clusters,
 		"interpreterCustomizationsServed", apis.Customizations, "interpreterWebhooksServed", apis.Webhooks,
@@ -249,6 +255,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			BlockedWorkRecheckInterval: opts.BlockedWorkRecheckInterval,
 			StuckWorkWarningAfter:      opts.StuckWorkWarningAfter,
 			RolloutHealthPollInterval:  opts.RolloutHealthPollInterval,
+			RolloutRevisionNamespace:   opts.RolloutRevisionNamespace,
 			Ledger:                     ledger,
 			WorkWriter:                 workWriter,
 			TemplateKinds:              templateKinds,
@@ -307,6 +314,10 @@ type Options struct {
 	// clusters are not all healthy yet reads their Works' status again: the Work watch is
 	// of metadata, and a status change is not one.
 	RolloutHealthPollInterval time.Duration
+	// RolloutRevisionNamespace keeps the template revisions of ClusterResourceBindings
+	// under a rollout: ControllerRevisions are namespaced and such a binding has no
+	// namespace. A ResourceBinding's revisions stay in its own namespace.
+	RolloutRevisionNamespace string
 	// DisableWorkWatch leaves recovery to the retry backoff alone, as Karmada's controller
 	// does. Only for measuring what the watch buys (make bench-recovery).
 	DisableWorkWatch bool
@@ -333,6 +344,7 @@ func DefaultOptions() Options {
 		BlockedWorkRecheckInterval:    30 * time.Second,
 		StuckWorkWarningAfter:         5 * time.Minute,
 		RolloutHealthPollInterval:     5 * time.Second,
+		RolloutRevisionNamespace:      "karmada-system",
 	}
 }
 
@@ -357,6 +369,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RolloutHealthPollInterval <= 0 {
 		o.RolloutHealthPollInterval = d.RolloutHealthPollInterval
+	}
+	if o.RolloutRevisionNamespace == "" {
+		o.RolloutRevisionNamespace = d.RolloutRevisionNamespace
 	}
 	return o
 }

@@ -29,14 +29,14 @@ import (
 )
 
 // +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=rolloutpolicies;clusterrolloutpolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts/status,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=list;create;patch;delete
+// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts;clusterbindingrollouts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts/status;clusterbindingrollouts/status,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;create;patch;delete
 
 // rollout is what the rollout phase decided for one sync, for ensureWorks and finish.
 type rollout struct {
-	// existing is the binding's BindingRollout as read; nil when there is none.
-	existing *rolloutsv1alpha1.BindingRollout
+	// existing is the binding's rollout object as read; nil when there is none.
+	existing rolloutObject
 	// policy governs the template; nil when none does any more (the rollout is removed).
 	policy *rolloutpolicy.Policy
 	step   rolloutplan.Output
@@ -46,6 +46,31 @@ type rollout struct {
 	// prune says whether one was added, so the oldest may go.
 	revisions []appsv1.ControllerRevision
 	prune     bool
+}
+
+// rolloutObject is a binding's rollout: a BindingRollout for a ResourceBinding, a
+// ClusterBindingRollout for a ClusterResourceBinding, of the binding's name.
+type rolloutObject interface {
+	client.Object
+	RolloutSpec() *rolloutsv1alpha1.BindingRolloutSpec
+	RolloutStatus() *rolloutsv1alpha1.BindingRolloutStatus
+}
+
+func newRolloutObject(kind render.BindingKind) rolloutObject {
+	if kind == render.ClusterResourceBindingKind {
+		return &rolloutsv1alpha1.ClusterBindingRollout{}
+	}
+	return &rolloutsv1alpha1.BindingRollout{}
+}
+
+// revisionNamespace is where the binding's template revisions are kept: a
+// ResourceBinding's own namespace; for a ClusterResourceBinding, which has none, the
+// controller's (RolloutRevisionNamespace), as ControllerRevisions are namespaced.
+func (r *Reconciler) revisionNamespace(s *scope) string {
+	if ns := s.obj.GetNamespace(); ns != "" {
+		return ns
+	}
+	return r.RolloutRevisionNamespace
 }
 
 // templateFor is the template cluster's Work is rendered from.
@@ -62,7 +87,7 @@ func (s *scope) templateFor(cluster string) *unstructured.Unstructured {
 // decides which revision each cluster's Work carries (rolloutplan). Without one, it does
 // nothing and costs nothing: every cluster gets the template as it is, as in Karmada.
 func (r *Reconciler) planRollout(ctx context.Context, s *scope) bool {
-	if !r.Served.Rollouts || s.BindingKind != render.ResourceBindingKind {
+	if !r.Served.Rollouts {
 		return true
 	}
 	if err := r.decideRollout(ctx, s); err != nil {
@@ -100,7 +125,7 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 		Paused:   s.obj.GetAnnotations()[rolloutsv1alpha1.PausedAnnotation] == "true",
 		Approved: s.obj.GetAnnotations()[rolloutsv1alpha1.ApproveAnnotation]}
 	if existing != nil {
-		in.Status = existing.Status
+		in.Status = *existing.RolloutStatus()
 	}
 	in.Revision = current
 	spec := policy.Spec
@@ -173,12 +198,12 @@ func atRest(in rolloutplan.Input) bool {
 // under a rollout have any), and makes sure the template as it is has one.
 func (r *Reconciler) readRevisions(ctx context.Context, s *scope, ro *rollout) error {
 	store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
-	revisions, err := store.List(ctx, s.obj, s.obj.GetNamespace())
+	revisions, err := store.List(ctx, s.obj, r.revisionNamespace(s))
 	if err != nil {
 		return err
 	}
 	gvk := workv1alpha2.GroupVersion.WithKind(string(s.BindingKind))
-	_, ro.revisions, err = store.Ensure(ctx, s.obj, gvk, s.obj.GetNamespace(), s.template, revisions)
+	_, ro.revisions, err = store.Ensure(ctx, s.obj, gvk, r.revisionNamespace(s), s.template, revisions)
 	ro.prune = len(ro.revisions) > len(revisions)
 	return err
 }
@@ -190,35 +215,35 @@ func (r *Reconciler) readRevisions(ctx context.Context, s *scope, ro *rollout) e
 // the rollout over and the template unchanged since (nothing then depends on the
 // copy); otherwise, when a policy governs (current, the template's revision, is set),
 // the API server is asked.
-func (r *Reconciler) readRollout(ctx context.Context, s *scope, current string) (*rolloutsv1alpha1.BindingRollout, error) {
+func (r *Reconciler) readRollout(ctx context.Context, s *scope, current string) (rolloutObject, error) {
 	governed := current != ""
 	key := client.ObjectKeyFromObject(s.obj)
-	cached := &rolloutsv1alpha1.BindingRollout{}
+	cached := newRolloutObject(s.BindingKind)
 	err := r.Client.Get(ctx, key, cached)
 	switch {
 	case err != nil && !apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("reading its BindingRollout: %w", err)
+		return nil, fmt.Errorf("reading its rollout object: %w", err)
 	case err == nil && !governed:
 		return ownRollout(cached, s), nil
 	case err != nil && !governed:
 		return nil, nil
-	case err == nil && cached.Status.Phase == rolloutsv1alpha1.PhaseComplete && cached.Status.Revision == current:
+	case err == nil && cached.RolloutStatus().Phase == rolloutsv1alpha1.PhaseComplete && cached.RolloutStatus().Revision == current:
 		return ownRollout(cached, s), nil
 	}
-	live := &rolloutsv1alpha1.BindingRollout{}
+	live := newRolloutObject(s.BindingKind)
 	switch err := r.APIReader.Get(ctx, key, live); {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading its BindingRollout: %w", err)
+		return nil, fmt.Errorf("reading its rollout object: %w", err)
 	}
 	return ownRollout(live, s), nil
 }
 
 // ownRollout is r when it is this binding's: a binding of the same name before this one
 // had a rollout of its own.
-func ownRollout(r *rolloutsv1alpha1.BindingRollout, s *scope) *rolloutsv1alpha1.BindingRollout {
-	if r.Spec.Binding.UID != "" && r.Spec.Binding.UID != s.obj.GetUID() {
+func ownRollout(r rolloutObject, s *scope) rolloutObject {
+	if uid := r.RolloutSpec().Binding.UID; uid != "" && uid != s.obj.GetUID() {
 		return nil
 	}
 	return r
@@ -288,30 +313,31 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 	if ro.policy == nil {
 		r.rollouts.record(s.indexKey(), "")
 		if err := r.Client.Delete(ctx, ro.existing); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting the BindingRollout of %s: %w", s, err)
+			return fmt.Errorf("deleting the rollout object of %s: %w", s, err)
 		}
 		store := templaterevision.Store{Client: r.Client, Reader: r.APIReader}
-		return store.DeleteAll(ctx, s.obj, s.obj.GetNamespace())
+		return store.DeleteAll(ctx, s.obj, r.revisionNamespace(s))
 	}
 	obj := ro.existing
 	if obj == nil {
-		obj = &rolloutsv1alpha1.BindingRollout{ObjectMeta: metav1.ObjectMeta{
-			Namespace: s.obj.GetNamespace(), Name: s.obj.GetName(),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s.obj, workv1alpha2.GroupVersion.WithKind(string(s.BindingKind)))},
-		}, Spec: rolloutsv1alpha1.BindingRolloutSpec{Policy: ro.policy.PolicyReference,
-			Binding: rolloutsv1alpha1.BindingReference{Name: s.obj.GetName(), UID: s.obj.GetUID()}}}
+		obj = newRolloutObject(s.BindingKind)
+		obj.SetNamespace(s.obj.GetNamespace())
+		obj.SetName(s.obj.GetName())
+		obj.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(s.obj, workv1alpha2.GroupVersion.WithKind(string(s.BindingKind)))})
+		*obj.RolloutSpec() = rolloutsv1alpha1.BindingRolloutSpec{Policy: ro.policy.PolicyReference,
+			Binding: rolloutsv1alpha1.BindingReference{Name: s.obj.GetName(), UID: s.obj.GetUID()}}
 		if err := r.Client.Create(ctx, obj); err != nil {
-			return fmt.Errorf("creating the BindingRollout of %s: %w", s, err)
+			return fmt.Errorf("creating the rollout object of %s: %w", s, err)
 		}
 	}
 	status := ro.step.Status
 	status.ObservedGeneration = s.obj.GetGeneration()
 	r.rollouts.record(s.indexKey(), status.Phase)
-	observeStages(obj.Status, status, time.Now())
-	if !equality.Semantic.DeepEqual(obj.Status, status) {
-		obj.Status = status
+	observeStages(*obj.RolloutStatus(), status, time.Now())
+	if !equality.Semantic.DeepEqual(*obj.RolloutStatus(), status) {
+		*obj.RolloutStatus() = status
 		if err := r.Client.Status().Update(ctx, obj); err != nil {
-			return fmt.Errorf("writing the BindingRollout status of %s: %w", s, err)
+			return fmt.Errorf("writing the rollout status of %s: %w", s, err)
 		}
 	}
 	for _, e := range ro.step.Events {

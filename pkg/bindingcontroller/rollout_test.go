@@ -76,7 +76,7 @@ func TestARolloutIsDecidedFromItsLiveStatus(t *testing.T) {
 			}
 			phase := rolloutsv1alpha1.RolloutPhase("")
 			if got != nil {
-				phase = got.Status.Phase
+				phase = got.RolloutStatus().Phase
 			}
 			if phase != tc.want {
 				t.Errorf("decided from phase %q, want %q", phase, tc.want)

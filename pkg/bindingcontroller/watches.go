@@ -14,7 +14,6 @@ import (
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
-	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,7 +54,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 			builder.WithPredicates(clusterChanged())).
 			Watches(&clusterv1alpha1.Cluster{}, forgetDeletedClusters())
 	}
-	if r.Served.Rollouts && r.Kind == render.ResourceBindingKind {
+	if r.Served.Rollouts {
 		b = b.Watches(&rolloutsv1alpha1.RolloutPolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy)).
 			Watches(&rolloutsv1alpha1.ClusterRolloutPolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy))
 	}

@@ -148,7 +148,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.LeaderElectRetryPeriod, "leader-elect-retry-period", o.LeaderElectRetryPeriod,
 		"How often candidates try to acquire or renew the lease.")
 	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace,
-		"Namespace of the leader election Lease.")
+		"Namespace of the controller's own objects: the leader election Lease, the Work ledger checkpoint, and the template revisions of ClusterResourceBindings under a staged rollout.")
 	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName,
 		"Name of the leader election Lease.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,

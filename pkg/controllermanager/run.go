@@ -122,6 +122,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		BlockedWorkRecheckInterval:    o.BlockedWorkRecheckInterval,
 		StuckWorkWarningAfter:         o.StuckWorkWarningAfter,
 		RolloutHealthPollInterval:     o.RolloutHealthPollInterval,
+		RolloutRevisionNamespace:      o.LeaderElectResourceNamespace,
 		DisableWorkWatch:              !o.WatchWorks,
 		LedgerCheckpoint: bindingcontroller.LedgerCheckpointOptions{
 			Namespace: o.LeaderElectResourceNamespace,

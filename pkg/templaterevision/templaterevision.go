@@ -91,14 +91,17 @@ type Store struct {
 	Reader client.Reader
 }
 
+func (s Store) reader() client.Reader {
+	if s.Reader == nil {
+		return s.Client
+	}
+	return s.Reader
+}
+
 // List returns owner's revisions in namespace, oldest (lowest revision number) first.
 func (s Store) List(ctx context.Context, owner client.Object, namespace string) ([]appsv1.ControllerRevision, error) {
 	list := &appsv1.ControllerRevisionList{}
-	reader := s.Reader
-	if reader == nil {
-		reader = s.Client
-	}
-	if err := reader.List(ctx, list, client.InNamespace(namespace),
+	if err := s.reader().List(ctx, list, client.InNamespace(namespace),
 		client.MatchingLabels{BindingUIDLabel: string(owner.GetUID())}); err != nil {
 		return nil, fmt.Errorf("listing the template revisions of %s: %w", owner.GetName(), err)
 	}
@@ -171,8 +174,13 @@ func (s Store) Ensure(ctx context.Context, owner client.Object, ownerGVK schema.
 			return nil, nil, fmt.Errorf("creating template revision %s/%s: %w", namespace, name, err)
 		}
 		// Another sync of the same binding got there first: its revision is this one.
-		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
+		if err := s.reader().Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
 			return nil, nil, fmt.Errorf("reading template revision %s/%s: %w", namespace, name, err)
+		}
+		// A revision of that name that is not this binding's (one of a binding of the same
+		// name deleted before, not yet collected) must never be rendered as this one's.
+		if rev.Labels[BindingUIDLabel] != string(owner.GetUID()) {
+			return nil, nil, fmt.Errorf("template revision %s/%s belongs to another binding (UID %q)", namespace, name, rev.Labels[BindingUIDLabel])
 		}
 	}
 	revisions = append(revisions, *rev)

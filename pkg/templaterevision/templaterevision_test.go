@@ -214,6 +214,21 @@ func TestRevisionsBelongToOneBinding(t *testing.T) {
 	}
 }
 
+// A binding deleted and recreated under its name is another binding: the old one's
+// revision, not collected yet, is never taken as the new one's.
+func TestARecreatedBindingNeverTakesTheOldOnesRevision(t *testing.T) {
+	s := newStore(t)
+	if _, err := ensure(t, s, binding(), deployment("a", nil)); err != nil {
+		t.Fatal(err)
+	}
+	recreated := binding()
+	recreated.SetUID("uid-web-2")
+	_, err := ensure(t, s, recreated, deployment("a", nil))
+	if err == nil || !strings.Contains(err.Error(), `belongs to another binding (UID "uid-web")`) {
+		t.Errorf("ensure over the old binding's revision: %v, want it refused", err)
+	}
+}
+
 func TestNameStaysAValidObjectName(t *testing.T) {
 	long := strings.Repeat("b", 300)
 	if n := Name(long, "0123456789"); len(n) != 253 || !strings.HasSuffix(n, "-0123456789") {

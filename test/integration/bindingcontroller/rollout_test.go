@@ -88,6 +88,11 @@ type snapshots struct {
 }
 
 func recordImages(ns string) *snapshots {
+	return recordSnapshots(func() (map[string]string, error) { return tryFleetImages(ns) })
+}
+
+// recordSnapshots records read's answers every few milliseconds until halted.
+func recordSnapshots(read func() (map[string]string, error)) *snapshots {
 	s := &snapshots{stop: make(chan struct{}), done: make(chan struct{})}
 	// A failed spec ends before it halts the recording.
 	DeferCleanup(func() {
@@ -105,7 +110,7 @@ func recordImages(ns string) *snapshots {
 				return
 			case <-time.After(10 * time.Millisecond):
 			}
-			images, err := tryFleetImages(ns)
+			images, err := read()
 			if err != nil {
 				// The suite is ending, or the API server is busy: the next read counts.
 				continue

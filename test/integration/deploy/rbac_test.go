@@ -29,18 +29,18 @@ var neededRules = []rbacv1.PolicyRule{
 	// Works: the controller's output.
 	{APIGroups: []string{"work.karmada.io"}, Resources: []string{"works"},
 		Verbs: []string{"create", "delete", "get", "list", "update", "watch"}},
-	// Staged rollouts: the policies, read and watched; each binding's BindingRollout,
-	// created, its status written, deleted with its policy; the template's revisions as
-	// ControllerRevisions, listed from the API server (never cached), created, renumbered
+	// Staged rollouts: the policies, read and watched; each binding's BindingRollout (a
+	// ClusterResourceBinding's ClusterBindingRollout), created, its status written, deleted with its policy; the template's revisions as
+	// ControllerRevisions, listed and read from the API server (never cached), created, renumbered
 	// by patch, pruned.
 	{APIGroups: []string{"rollouts.binding-controller.io"}, Resources: []string{"clusterrolloutpolicies", "rolloutpolicies"},
 		Verbs: []string{"get", "list", "watch"}},
-	{APIGroups: []string{"rollouts.binding-controller.io"}, Resources: []string{"bindingrollouts"},
+	{APIGroups: []string{"rollouts.binding-controller.io"}, Resources: []string{"bindingrollouts", "clusterbindingrollouts"},
 		Verbs: []string{"create", "delete", "get", "list", "watch"}},
-	{APIGroups: []string{"rollouts.binding-controller.io"}, Resources: []string{"bindingrollouts/status"},
+	{APIGroups: []string{"rollouts.binding-controller.io"}, Resources: []string{"bindingrollouts/status", "clusterbindingrollouts/status"},
 		Verbs: []string{"update"}},
 	{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"},
-		Verbs: []string{"create", "delete", "list", "patch"}},
+		Verbs: []string{"create", "delete", "get", "list", "patch"}},
 }
 
 var _ = Describe("The generated ClusterRole", func() {

@@ -195,3 +195,16 @@ type ClusterRolloutStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 }
+
+// RolloutSpec and RolloutStatus let the controller handle a BindingRollout and a
+// ClusterBindingRollout alike: they differ only in scope.
+func (r *BindingRollout) RolloutSpec() *BindingRolloutSpec { return &r.Spec }
+
+// RolloutStatus: see RolloutSpec.
+func (r *BindingRollout) RolloutStatus() *BindingRolloutStatus { return &r.Status }
+
+// RolloutSpec: see BindingRollout.RolloutSpec.
+func (r *ClusterBindingRollout) RolloutSpec() *BindingRolloutSpec { return &r.Spec }
+
+// RolloutStatus: see BindingRollout.RolloutSpec.
+func (r *ClusterBindingRollout) RolloutStatus() *BindingRolloutStatus { return &r.Status }
