@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -74,6 +75,7 @@ type demo struct {
 	opts    Options
 	ctx     context.Context
 	c       client.Client
+	config  *rest.Config
 	works   works
 	sim     *executionsim.Simulator
 	mgr     *localplane.Process
@@ -86,15 +88,37 @@ type demo struct {
 // Run starts a local control plane, the manager and the execution-side simulator, plays
 // the case, and stops everything again, also when ctx ends (Ctrl-C). It returns nil when
 // every step behaved, an error wrapping ErrStepFailed when one did not, or ctx's error.
-func Run(ctx context.Context, out io.Writer, opts Options) (err error) {
+func Run(ctx context.Context, out io.Writer, opts Options) error {
+	return run(ctx, out, opts, story{
+		title:     "The binding controller's case: one disconnected member cluster must not block the others.",
+		simulated: "connected members release the Works deleted for them",
+		play:      (*demo).play,
+		summary:   (*demo).summary,
+	})
+}
+
+// story is one case a demo plays on the plane run sets up.
+type story struct {
+	title string
+	// managerArgs go before Options.ManagerArgs, so that a user's flags win.
+	managerArgs []string
+	// simulated says what the execution side does; simulate, when set, tells the
+	// simulator so before the manager starts.
+	simulated string
+	simulate  func(*executionsim.Simulator)
+	play      func(*demo) error
+	summary   func(*demo)
+}
+
+func run(ctx context.Context, out io.Writer, opts Options, st story) (err error) {
 	if opts.StepTimeout == 0 {
 		opts.StepTimeout = 30 * time.Second
 	}
 	if _, err := os.Stat(opts.Manager); err != nil {
 		return fmt.Errorf("controller-manager binary: %w (run 'make build' first)", err)
 	}
-	d := &demo{out: out, opts: opts, ctx: ctx, members: localplane.DefaultMembers, ids: map[string]string{}}
-	fmt.Fprintf(out, "The binding controller's case: one disconnected member cluster must not block the others.\n\n")
+	d := &demo{out: out, opts: opts, members: localplane.DefaultMembers, ids: map[string]string{}}
+	fmt.Fprintf(out, "%s\n\n", st.title)
 
 	// Control plane.
 	begin := time.Now()
@@ -108,7 +132,9 @@ func Run(ctx context.Context, out io.Writer, opts Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}
+	// Everything the story starts ends with runCtx, before the plane stops under it.
 	runCtx, cancel := context.WithCancel(ctx)
+	d.ctx = runCtx
 	defer func() {
 		cancel()
 		if d.mgr != nil {
@@ -121,7 +147,7 @@ func Run(ctx context.Context, out io.Writer, opts Options) (err error) {
 		}
 		fmt.Fprintf(out, "  · stopped binding-controller-manager and the control plane\n")
 	}()
-	d.c = plane.Client
+	d.c, d.config = plane.Client, plane.Config
 	fmt.Fprintf(out, "  · control plane up in %s: kube-apiserver %s + etcd (%s), Clusters %s\n",
 		secs(time.Since(begin)), plane.APIServerURL(), envtestutil.BinaryAssetsDir(), strings.Join(d.members, ", "))
 	if err := ctx.Err(); err != nil {
@@ -139,20 +165,23 @@ func Run(ctx context.Context, out io.Writer, opts Options) (err error) {
 	}
 	d.works = works{tracker}
 	d.sim = executionsim.New(plane.Client, 50*time.Millisecond)
+	if st.simulate != nil {
+		st.simulate(d.sim)
+	}
 	go d.sim.Run(runCtx)
-	if err := d.startManager(kubeconfig); err != nil {
+	if err := d.startManager(kubeconfig, st.managerArgs); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "  · execution side simulated: connected members release the Works deleted for them\n\n")
+	fmt.Fprintf(out, "  · execution side simulated: %s\n\n", st.simulated)
 
-	if err := d.play(); err != nil {
+	if err := st.play(d); err != nil {
 		return err
 	}
-	d.summary()
+	st.summary(d)
 	return nil
 }
 
-func (d *demo) startManager(kubeconfig string) error {
+func (d *demo) startManager(kubeconfig string, storyArgs []string) error {
 	begin := time.Now()
 	port, err := localplane.FreePort()
 	if err != nil {
@@ -173,7 +202,8 @@ func (d *demo) startManager(kubeconfig string) error {
 	}
 	defer logFile.Close()
 	args := append([]string{"--kubeconfig", kubeconfig, "--leader-elect=false",
-		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port)}, d.opts.ManagerArgs...)
+		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(port)}, storyArgs...)
+	args = append(args, d.opts.ManagerArgs...)
 	d.mgr, err = localplane.StartProcess(d.opts.Manager, args, logFile, logFile)
 	if err != nil {
 		return err
