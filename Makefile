@@ -66,7 +66,7 @@ build: ## Build bin/binding-controller-manager.
 RUN_ARGS ?=
 RUN_LOCAL_ARGS ?=
 
-# run and demo exec the built program: make forwards SIGTERM to its child, and a `go run`
+# run, demo and demo-rollout exec the built program: make forwards SIGTERM to its child, and a `go run`
 # in between would die and leave the program (and the control plane) running.
 .PHONY: run
 run: envtest build ## Run the controller against a local control plane (bin/local/kubeconfig) until Ctrl-C; manager flags: RUN_ARGS='...'; plane flags: RUN_LOCAL_ARGS='--karmada-webhook'.
@@ -77,6 +77,11 @@ run: envtest build ## Run the controller against a local control plane (bin/loca
 demo: envtest build ## Play the case it exists for (member1 disconnected), narrated, against a local control plane.
 	go build -o $(BIN)/demo ./hack/demo
 	exec $(BIN)/demo --manager $(BIN)/binding-controller-manager
+
+.PHONY: demo-rollout
+demo-rollout: envtest build ## Play a staged rollout (a good image stage by stage, a bad one halted at the canary and rolled back), narrated, against a local control plane.
+	go build -o $(BIN)/demo ./hack/demo
+	exec $(BIN)/demo --story rollout --manager $(BIN)/binding-controller-manager
 
 ##@ Benchmarks and soak (not part of make test)
 

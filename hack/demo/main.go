@@ -2,13 +2,16 @@
 
 // Command demo ('make demo') plays the case the binding controller exists for — one
 // disconnected member cluster must not block the others — against a local control plane
-// and the built controller-manager, narrated as a timeline. It exits 0 when every step
-// behaved, 1 when one did not, and 130 on Ctrl-C; it always stops what it started.
+// and the built controller-manager, narrated as a timeline; with --story rollout ('make
+// demo-rollout') it plays a staged rollout instead: a good image stage by stage, a bad
+// one halted at the canary and rolled back. It exits 0 when every step behaved, 1 when
+// one did not, and 130 on Ctrl-C; it always stops what it started.
 //
-//	go run ./hack/demo [--manager bin/binding-controller-manager] [-- manager flags...]
+//	go run ./hack/demo [--story seed|rollout] [--manager bin/binding-controller-manager] [-- manager flags...]
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +31,7 @@ func main() {
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	// An own flag set: controller-runtime registers --kubeconfig on flag.CommandLine.
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
+	storyName := fs.String("story", "seed", "what to play: seed (a disconnected member) or rollout (a staged rollout)")
 	manager := fs.String("manager", "bin/binding-controller-manager", "path of the controller-manager binary ('make build')")
 	logPath := fs.String("log", "", "file for the controller-manager's log (default: a new file in the temp directory)")
 	timeout := fs.Duration("step-timeout", 30*time.Second, "how long each step may take")
@@ -38,10 +42,19 @@ func main() {
 	}
 	_ = fs.Parse(os.Args[1:])
 
+	stories := map[string]func(context.Context, io.Writer, demoscript.Options) error{
+		"seed": demoscript.Run, "rollout": demoscript.RunRollout,
+	}
+	play, ok := stories[*storyName]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "demo: unknown --story %q: seed or rollout\n", *storyName)
+		os.Exit(2)
+	}
+
 	ctx, cancel := localplane.CancelOnSignal("demo")
 	defer cancel()
 
-	err := demoscript.Run(ctx, os.Stdout, demoscript.Options{
+	err := play(ctx, os.Stdout, demoscript.Options{
 		Manager: *manager, ManagerArgs: fs.Args(), LogPath: *logPath, StepTimeout: *timeout, Pause: *pause,
 	})
 	switch {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package demo runs 'make demo' — internal/testenv/demoscript — as a test: the binary built
-// from this tree, a real kube-apiserver and etcd, and the narrated seed case, which must
-// report every step as behaving.
+// Package demo runs 'make demo' and 'make demo-rollout' — internal/testenv/demoscript — as
+// tests: the binary built from this tree, a real kube-apiserver and etcd, and the narrated
+// story, which must report every step as behaving.
 package demo
 
 import (
@@ -10,7 +10,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -23,21 +22,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/demoscript"
-	"github.com/binding-controller/binding-controller/internal/testenv/envtestutil"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
 func TestDemo(t *testing.T) {
 	// envtest logs through controller-runtime; its chatter is not wanted here.
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	dir := t.TempDir()
-	// Build the binary from this tree, so the test never runs a stale one.
-	binary := filepath.Join(dir, "binding-controller-manager")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/binding-controller-manager")
-	build.Dir = envtestutil.RepoRoot()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the controller-manager: %v\n%s", err, out)
-	}
+	binary := buildManager(t, dir)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -67,11 +59,27 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the demo's output lacks %q", want)
 		}
 	}
-	if strings.Contains(out.String(), "✗") {
+	assertBehaved(t, out.String())
+}
+
+// buildManager builds the binary from this tree into dir, so the test never runs a stale one.
+func buildManager(t *testing.T, dir string) string {
+	t.Helper()
+	binary, err := localplane.BuildManager(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return binary
+}
+
+// assertBehaved fails when the demo's output reports a step that did not behave, or the
+// manager it started still runs.
+func assertBehaved(t *testing.T, out string) {
+	t.Helper()
+	if strings.Contains(out, "✗") {
 		t.Errorf("the demo reported a step that did not behave")
 	}
-	// The manager it started is gone.
-	if m := regexp.MustCompile(`\(pid (\d+)\)`).FindStringSubmatch(out.String()); m == nil {
+	if m := regexp.MustCompile(`\(pid (\d+)\)`).FindStringSubmatch(out); m == nil {
 		t.Errorf("the demo's output names no manager pid")
 	} else if pid, _ := strconv.Atoi(m[1]); syscall.Kill(pid, 0) == nil {
 		t.Errorf("the manager (pid %d) still runs after the demo", pid)

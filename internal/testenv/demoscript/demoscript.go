@@ -2,7 +2,8 @@
 
 // Package demoscript plays the case the binding controller exists for, against a local
 // control plane and the built controller-manager binary, and narrates it as a timeline
-// ('make demo'). test/demo runs it as a test.
+// ('make demo'); RunRollout plays a staged rollout the same way ('make demo-rollout',
+// rollout.go). test/demo runs both as tests.
 //
 // The case: Deployment default/nginx and its ResourceBinding target member1..member3.
 // member1 is disconnected and the binding deleted, so member1's Work stays "being
