@@ -107,12 +107,22 @@ type step struct {
 	now      metav1.Time
 }
 
+// stamp is now as the status can keep it. metav1.Time is stored in whole seconds, and a
+// time read back earlier than it happened would end a soak or a progress deadline up to
+// a second early; rounded up, they end at most a second late, never early.
+func stamp(now time.Time) time.Time {
+	if t := now.Truncate(time.Second); !t.Equal(now) {
+		return t.Add(time.Second)
+	}
+	return now
+}
+
 // Step decides the rollout's next state.
 func Step(in Input) Output {
 	if in.ProgressDeadline <= 0 {
 		in.ProgressDeadline = defaultProgressDeadline
 	}
-	s := &step{in: in, now: metav1.NewTime(in.Now), clusters: map[string]*rolloutsv1alpha1.ClusterRolloutStatus{}}
+	s := &step{in: in, now: metav1.NewTime(stamp(in.Now)), clusters: map[string]*rolloutsv1alpha1.ClusterRolloutStatus{}}
 	s.out.Status = *in.Status.DeepCopy()
 	s.out.Revisions = map[string]string{}
 	s.syncClusters()
@@ -318,7 +328,7 @@ func (s *step) runStage(stage rolloutpolicy.Stage) bool {
 	if st.SoakStarted == nil {
 		st.SoakStarted = &s.now
 	}
-	if soakEnds := st.SoakStarted.Add(stage.MinSuccessTime.Duration); s.in.Now.Before(soakEnds) {
+	if soakEnds := st.SoakStarted.Add(stage.MinSuccessTime.Duration); stage.MinSuccessTime.Duration > 0 && s.in.Now.Before(soakEnds) {
 		s.due(soakEnds)
 		return false
 	}

@@ -3,6 +3,7 @@
 package rolloutplan
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -144,6 +145,51 @@ func TestAHealthyCanaryGoesThroughEveryStageInOrder(t *testing.T) {
 	f.step()
 	f.expectPhase(rolloutsv1alpha1.PhaseComplete)
 	f.expectEvent(ReasonRolloutComplete, "revision r2 runs in every cluster")
+}
+
+// The API server keeps the status's times in whole seconds: a soak or a progress
+// deadline read back from it ends late by up to a second, never early.
+func TestTimesReadBackFromTheAPIServerNeverEndASoakOrADeadlineEarly(t *testing.T) {
+	const soak, deadline = 3 * time.Second, 5 * time.Second
+	f := newFleet(t, stage("canary", 0, soak, "member1"), stage("rest", 0, 0, "member2"))
+	f.in.ProgressDeadline = deadline
+	f.settle()
+	roundTrip := func() {
+		raw, err := json.Marshal(f.in.Status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.in.Status = rolloutsv1alpha1.BindingRolloutStatus{}
+		if err := json.Unmarshal(raw, &f.in.Status); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.in.Now = t0.Add(time.Hour + 700*time.Millisecond)
+	f.in.Revision = "r2"
+	f.step()
+	roundTrip()
+	f.step() // member1 healthy: the soak starts now
+	soakStarted := f.in.Now
+	roundTrip()
+	for f.works["member2"] != "r2" {
+		f.in.Now = f.in.Now.Add(100 * time.Millisecond)
+		f.step()
+		roundTrip()
+	}
+	if waited := f.in.Now.Sub(soakStarted); waited < soak || waited > soak+time.Second {
+		t.Errorf("member2 updated %v after the canary became healthy, want %v to %v", waited, soak, soak+time.Second)
+	}
+
+	f.silent["member2"] = true
+	updated := f.in.Now
+	for f.out.Status.Phase != rolloutsv1alpha1.PhaseHalted {
+		f.in.Now = f.in.Now.Add(100 * time.Millisecond)
+		f.step()
+		roundTrip()
+	}
+	if waited := f.in.Now.Sub(updated); waited < deadline || waited > deadline+time.Second {
+		t.Errorf("member2 failed %v after its update, want %v to %v", waited, deadline, deadline+time.Second)
+	}
 }
 
 func TestAnUnhealthyCanaryHaltsAndRollsBack(t *testing.T) {
