@@ -356,6 +356,7 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 		for _, rev := range ro.step.Revisions {
 			keep = append(keep, rev)
 		}
+		keep = append(keep, status.PreviousRevision)
 		for _, c := range status.Clusters {
 			keep = append(keep, c.PreviousRevision)
 		}

@@ -8,8 +8,10 @@
 // a failover resumes where the last Step left off.
 //
 // The rules:
-//   - A binding seen for the first time under a policy, or a new cluster outside a
-//     rollout, runs the current revision at once: there is nothing to roll from.
+//   - A binding seen for the first time under a policy, or a cluster joining a complete
+//     rollout, runs the current revision at once: there is nothing to roll from. A
+//     cluster joining mid-rollout runs it once its stage is done; until then, and in a
+//     halted rollout, it runs the revision the rollout started from.
 //   - A new revision starts a rollout at the first stage; one during a rollout
 //     supersedes it, and the clusters it had not reached keep what they run.
 //   - A stage updates at most maxConcurrency of its clusters at once; a stage with
@@ -167,14 +169,16 @@ func (s *step) syncClusters() {
 	}
 }
 
-// join places a cluster the rollout has not seen: on the current revision when no
-// rollout runs or its stage is done; otherwise on the revision the clusters not reached
-// yet keep, to be updated when its stage comes.
+// join places a cluster the rollout has not seen: on the current revision when the
+// rollout is complete or the cluster's stage is done; otherwise on the revision the
+// rollout started from, to be updated when its stage comes. A halted rollout gives its
+// revision to no further cluster, and a superseded one's never passed this stage.
 func (s *step) join(name string, stage int) rolloutsv1alpha1.ClusterRolloutStatus {
 	st := s.out.Status
 	rolling := st.Phase == rolloutsv1alpha1.PhaseProgressing || st.Phase == rolloutsv1alpha1.PhasePaused ||
 		st.Phase == rolloutsv1alpha1.PhaseWaitingForApproval
-	if current := s.stageIndex(st.Stage); !rolling || st.PreviousRevision == "" || (current >= 0 && stage < current) {
+	current := s.stageIndex(st.Stage)
+	if st.PreviousRevision == "" || st.Phase == rolloutsv1alpha1.PhaseComplete || (rolling && current >= 0 && stage < current) {
 		return rolloutsv1alpha1.ClusterRolloutStatus{Name: name, Revision: st.Revision, State: rolloutsv1alpha1.ClusterUpdating, Since: &s.now}
 	}
 	return rolloutsv1alpha1.ClusterRolloutStatus{Name: name, Revision: st.PreviousRevision, State: rolloutsv1alpha1.ClusterPending, Since: &s.now}
@@ -207,7 +211,12 @@ func (s *step) start() {
 		st.Phase == rolloutsv1alpha1.PhaseWaitingForApproval {
 		s.event(false, ReasonRolloutSuperseded, "revision %s supersedes the rollout of %s", s.in.Revision, st.Revision)
 	}
-	st.PreviousRevision, st.Revision = st.Revision, s.in.Revision
+	// The rollout starts from the last revision every cluster ran: a rollout before it
+	// that did not finish (superseded, halted, rolled back) leaves that one in place.
+	if st.Phase == rolloutsv1alpha1.PhaseComplete || st.PreviousRevision == "" {
+		st.PreviousRevision = st.Revision
+	}
+	st.Revision = s.in.Revision
 	st.Phase = rolloutsv1alpha1.PhaseProgressing
 	st.Stage, st.StageStarted, st.SoakStarted = "", nil, nil
 	meta.RemoveStatusCondition(&st.Conditions, conditionHalted)

@@ -338,6 +338,47 @@ func TestClustersJoiningMidRolloutAreNeverUpdatedEarly(t *testing.T) {
 	}
 }
 
+// A superseded rollout's revision passed only the stages it reached: a cluster joining a
+// later stage gets the revision the rollout started from, as the others there run.
+func TestAClusterJoiningASupersededRolloutNeverGetsTheSupersededRevision(t *testing.T) {
+	stages := []rolloutpolicy.Stage{stage("canary", 0, 0, "member1"), stage("rest", 0, 0, "member2")}
+	stages[1].RequireApproval = true
+	f := newFleet(t, stages...)
+	f.settle()
+	f.in.Revision = "r2"
+	f.settle() // member1 on r2, waiting for approval of rest
+	f.in.Revision = "r3"
+	f.settle() // member1 on r3, waiting for approval of rest again
+	f.in.Stages = []rolloutpolicy.Stage{stage("canary", 0, 0, "member1"), stage("rest", 0, 0, "member2", "member3")}
+	f.in.Stages[1].RequireApproval = true
+	f.settle()
+	f.expectWorks(map[string]string{"member1": "r3", "member2": "r1", "member3": "r1"})
+	f.expectEvent(ReasonRolloutStarted, "rolling out revision r3 (from r1)")
+}
+
+// A halted rollout gives its revision to no further cluster, rolled back or not.
+func TestAClusterJoiningAHaltedRolloutNeverGetsItsRevision(t *testing.T) {
+	for _, rollback := range []bool{false, true} {
+		f := newFleet(t, canaryThenRest()...)
+		f.settle()
+		f.in.RollbackOnFailure = rollback
+		f.bad["r2"] = true
+		f.in.Revision = "r2"
+		f.settle()
+		f.in.Stages = []rolloutpolicy.Stage{stage("canary", 0, 0, "member1"), stage("rest", 1, 0, "member2", "member3", "member4")}
+		f.settle()
+		if f.works["member4"] != "r1" {
+			t.Errorf("rollback %t: member4 joined the halted rollout on %s, want r1", rollback, f.works["member4"])
+		}
+
+		// The fixed template rolls out to it in its stage, as to the others.
+		f.in.Revision = "r3"
+		f.settle()
+		f.expectPhase(rolloutsv1alpha1.PhaseComplete)
+		f.expectWorks(map[string]string{"member1": "r3", "member2": "r3", "member3": "r3", "member4": "r3"})
+	}
+}
+
 // Step is level-triggered: run again on its own output with nothing new, it changes
 // nothing and records no event, so a restart or a resync mid-stage is harmless.
 func TestAStepOnItsOwnOutputChangesNothing(t *testing.T) {

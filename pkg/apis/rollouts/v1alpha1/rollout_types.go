@@ -141,8 +141,8 @@ type BindingRolloutStatus struct {
 	// Revision is the ControllerRevision being rolled out (the template as it is now).
 	// +optional
 	Revision string `json:"revision,omitempty"`
-	// PreviousRevision is the ControllerRevision the clusters not reached yet keep, and
-	// the one a rollback restores.
+	// PreviousRevision is the ControllerRevision the rollout started from, the last one
+	// every cluster ran: a cluster joining before its stage is done gets it.
 	// +optional
 	PreviousRevision string `json:"previousRevision,omitempty"`
 	// Stage is the name of the stage in progress.
