@@ -29,7 +29,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=rolloutpolicies;clusterrolloutpolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts;clusterbindingrollouts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts;clusterbindingrollouts,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rollouts.binding-controller.io,resources=bindingrollouts/status;clusterbindingrollouts/status,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;create;patch;delete
 
@@ -328,6 +328,13 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 			Binding: rolloutsv1alpha1.BindingReference{Name: s.obj.GetName(), UID: s.obj.GetUID()}}
 		if err := r.Client.Create(ctx, obj); err != nil {
 			return fmt.Errorf("creating the rollout object of %s: %w", s, err)
+		}
+	} else if obj.RolloutSpec().Policy != ro.policy.PolicyReference {
+		// Another policy governs now: a more specific one came, or the one that governed went.
+		base := obj.DeepCopyObject().(client.Object)
+		obj.RolloutSpec().Policy = ro.policy.PolicyReference
+		if err := r.Client.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
+			return fmt.Errorf("naming the policy in the rollout object of %s: %w", s, err)
 		}
 	}
 	status := ro.step.Status

@@ -30,13 +30,14 @@ var neededRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"work.karmada.io"}, Resources: []string{"works"},
 		Verbs: []string{"create", "delete", "get", "list", "update", "watch"}},
 	// Staged rollouts: the policies, read and watched; each binding's BindingRollout (a
-	// ClusterResourceBinding's ClusterBindingRollout), created, its status written, deleted with its policy; the template's revisions as
-	// ControllerRevisions, listed and read from the API server (never cached), created, renumbered
-	// by patch, pruned.
+	// ClusterResourceBinding's ClusterBindingRollout), created, patched to name the policy
+	// that governs when that changes, its status written, deleted with its policy; the
+	// template's revisions as ControllerRevisions, listed and read from the API server
+	// (never cached), created, renumbered by patch, pruned.
 	{APIGroups: []string{"rollouts.binding-controller.io"}, Resources: []string{"clusterrolloutpolicies", "rolloutpolicies"},
 		Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"rollouts.binding-controller.io"}, Resources: []string{"bindingrollouts", "clusterbindingrollouts"},
-		Verbs: []string{"create", "delete", "get", "list", "watch"}},
+		Verbs: []string{"create", "delete", "get", "list", "patch", "watch"}},
 	{APIGroups: []string{"rollouts.binding-controller.io"}, Resources: []string{"bindingrollouts/status", "clusterbindingrollouts/status"},
 		Verbs: []string{"update"}},
 	{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"},
