@@ -61,7 +61,14 @@ type reflected struct {
 // A reflected status that carries no generations (a kind Karmada reflects as it is)
 // cannot show which revision it is about: such a cluster is judged on Applied and health
 // alone.
+//
+// A Work being deleted is pending, whatever its status says: the status is of a workload
+// on its way out, and the cluster's new Work cannot be written until it is gone (the
+// cluster is blocked, as when it is unreachable).
 func Judge(work *workv1alpha1.Work, templateGeneration int64) Judgement {
+	if work.DeletionTimestamp != nil {
+		return Judgement{Pending, fmt.Sprintf("work %s is being deleted", objectKey(work.Namespace, work.Name))}
+	}
 	applied := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
 	if applied == nil || applied.Status != metav1.ConditionTrue {
 		reason := "not applied yet"

@@ -33,6 +33,15 @@ func work(applied metav1.ConditionStatus, health workv1alpha1.ResourceHealth, st
 	return w
 }
 
+// deleted is w held terminating by the execution controller's finalizer, as the Work of
+// an unreachable cluster stays.
+func deleted(w *workv1alpha1.Work) *workv1alpha1.Work {
+	w.Namespace, w.Name = "karmada-es-member1", "web-687f7fb96f"
+	w.DeletionTimestamp = &metav1.Time{}
+	w.Finalizers = []string{workv1alpha1.ExecutionControllerFinalizer}
+	return w
+}
+
 // A Deployment's status as Karmada reflects it: the member's generation and observed
 // generation, and the template generation its manifest was rendered with.
 const (
@@ -60,6 +69,8 @@ func TestJudge(t *testing.T) {
 		{"health unknown", work(metav1.ConditionTrue, workv1alpha1.ResourceUnknown, observedRevision5), Pending, "health is Unknown"},
 		{"a kind reflected as it is: Applied and health alone", work(metav1.ConditionTrue, workv1alpha1.ResourceHealthy, reflectedAsIsNoGen), Healthy, ""},
 		{"a reflected status that is not JSON", work(metav1.ConditionTrue, workv1alpha1.ResourceHealthy, `{`), Pending, "unreadable"},
+		{"healthy on this revision, but being deleted: it blocks the cluster", deleted(work(metav1.ConditionTrue, workv1alpha1.ResourceHealthy, observedRevision5)),
+			Pending, "work karmada-es-member1/web-687f7fb96f is being deleted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Judge(tc.work, 5)
