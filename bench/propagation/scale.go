@@ -5,6 +5,7 @@ package propagation
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -17,12 +18,12 @@ import (
 	"github.com/binding-controller/binding-controller/bench/audit"
 	"github.com/binding-controller/binding-controller/bench/controller"
 	"github.com/binding-controller/binding-controller/bench/cpuprofile"
+	"github.com/binding-controller/binding-controller/bench/freshchange"
 	"github.com/binding-controller/binding-controller/bench/report"
 	"github.com/binding-controller/binding-controller/bench/session"
 	"github.com/binding-controller/binding-controller/bench/speedprobe"
 	"github.com/binding-controller/binding-controller/bench/wait"
 	"github.com/binding-controller/binding-controller/bench/workload"
-	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/names"
 )
@@ -239,7 +240,8 @@ func (p *propagation) scaleRun(ctx context.Context, load scaleLoad, o scaleOptio
 	if !urgent {
 		return res, nil, nil
 	}
-	u := &urgentResult{Controller: p.spec.Label, Scenario: "restart", Load: narrow, Interval: o.urgentInterval}
+	u := &urgentResult{Controller: p.spec.Label, Scenario: "restart", Load: narrow}
+	u.Interval = o.urgentInterval
 	u.Load.Bindings = load.Bindings
 	return res, u, p.urgentRestart(ctx, env, spec, u, fl.bindings, fl.keys, load.Bindings, o.urgentChanges)
 }
@@ -370,27 +372,18 @@ func (p *propagation) profileMidPropagation(ctx context.Context, env *runEnv, sp
 func (p *propagation) idleChanges(ctx context.Context, label string, env *runEnv, res *scaleRun, fl *fleet, changes int) error {
 	load := res.Load
 	idleFrom := audit.Offset(env.plane.AuditLog)
+	series := &freshchange.Series{Client: env.plane.Client, Tracker: env.tracker, Timeout: time.Minute}
 	for n := range changes {
 		i := n * load.Bindings / changes
-		w := pending{keys: fl.keys[i*load.Clusters : (i+1)*load.Clusters], before: map[string]int64{}}
-		for _, k := range w.keys {
-			w.before[k] = env.tracker.Get(k).Generation
+		t := freshchange.Target{Binding: fl.bindings[i], Keys: fl.keys[i*load.Clusters : (i+1)*load.Clusters]}
+		r, err := series.Make(ctx, time.Now(), []freshchange.Target{t})
+		if err == nil && r.Error != "" {
+			err = errors.New(r.Error)
 		}
-		w.sent = time.Now()
-		rb := &workv1alpha2.ResourceBinding{}
-		rb.Namespace, rb.Name = fl.bindings[i].Namespace, fl.bindings[i].Name
-		if err := env.plane.Client.Patch(ctx, rb, workload.DoubleReplicas(fl.bindings[i])); err != nil {
+		if err != nil {
 			return fmt.Errorf("%s: idle change %d: %w", label, n, err)
 		}
-		var latency time.Duration
-		if err := env.tracker.Wait(ctx, time.Minute, func(get func(string) *localplane.WorkState) bool {
-			l, ok := w.latency(get)
-			latency = l
-			return ok
-		}); err != nil {
-			return fmt.Errorf("%s: idle change %d: %w", label, n, err)
-		}
-		res.Idle = append(res.Idle, latency)
+		res.Idle = append(res.Idle, r.Max)
 		fl.bindings[i] = workload.Doubled(fl.bindings[i])
 	}
 	sorted := slices.Sorted(slices.Values(res.Idle))
@@ -445,4 +438,13 @@ func (p *propagation) timedRestart(ctx context.Context, env *runEnv, spec contro
 	session.Logf("restart: first sync %s, %d bindings reconciled %s, steady %s after process start; requests: %s",
 		report.Dur(res.FirstSync), n, report.Dur(res.Reconciled), report.Dur(res.Steady), res.Requests.Audit)
 	return res, nil
+}
+
+// percentile of sorted, nearest rank.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }

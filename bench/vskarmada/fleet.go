@@ -87,7 +87,9 @@ func (r *runner) populate(ctx context.Context, label string, f *fleet) error {
 	if err := f.plane.JoinMembers(ctx, members); err != nil {
 		return fmt.Errorf("joining members: %w", err)
 	}
-	if err := f.plane.CreateNamespaces(ctx, []string{fleetNamespace, canaryNamespace, recoveryNamespace}); err != nil {
+	// karmada-system holds this project's Work ledger checkpoint, as in a Karmada install.
+	namespaces := []string{fleetNamespace, canaryNamespace, recoveryNamespace, localplane.KarmadaSystemNamespace}
+	if err := f.plane.CreateNamespaces(ctx, namespaces); err != nil {
 		return err
 	}
 	f.bindings = make([]*workv1alpha2.ResourceBinding, r.o.bindings)

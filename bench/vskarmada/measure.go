@@ -8,14 +8,19 @@ import (
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/binding-controller/binding-controller/bench/audit"
 	"github.com/binding-controller/binding-controller/bench/controller"
+	"github.com/binding-controller/binding-controller/bench/freshchange"
 	"github.com/binding-controller/binding-controller/bench/recovery"
 	"github.com/binding-controller/binding-controller/bench/report"
 	"github.com/binding-controller/binding-controller/bench/session"
 	"github.com/binding-controller/binding-controller/bench/wait"
 	"github.com/binding-controller/binding-controller/internal/testenv/executionsim"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
+	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
 )
 
 // result is what one controller did over the fleet.
@@ -28,6 +33,8 @@ type result struct {
 	Memory      memoryResult      `json:"memory"`
 	Restart     *restartResult    `json:"restart,omitempty"`
 	Recovery    *recoveryResult   `json:"recovery,omitempty"`
+	// Fresh are the changes made during a second restart.
+	Fresh *freshchange.Result `json:"freshChanges,omitempty"`
 }
 
 type propagationResult struct {
@@ -62,6 +69,9 @@ type restartResult struct {
 	CPUSeconds  float64       `json:"cpuSeconds"`
 	// RSS once quiet, read as Memory.Current is.
 	RSS int64 `json:"rssBytes"`
+	// CheckpointConfigMaps holds this project's Work ledger checkpoint when the
+	// restarted process started: what the stopped one saved.
+	CheckpointConfigMaps int `json:"checkpointConfigMaps"`
 }
 
 type recoveryResult struct {
@@ -71,8 +81,8 @@ type recoveryResult struct {
 	MaxMs   report.Num        `json:"maxMs"`
 }
 
-// run measures sd over the fleet on a fresh plane: the propagation, a restart, and the
-// recoveries with the restarted process.
+// run measures sd over the fleet on a fresh plane: the propagation, a restart, the
+// recoveries with the restarted process, and a second restart with fresh changes.
 func (r *runner) run(ctx context.Context, sd side) (*result, error) {
 	label := sd.spec.Label
 	f, err := r.setUp(ctx, label)
@@ -87,26 +97,53 @@ func (r *runner) run(ctx context.Context, sd side) (*result, error) {
 	}
 	res.Argv = ctl.Argv
 	err = r.propagate(ctx, f, ctl, res)
-	t := time.Now()
-	if stopErr := ctl.Stop(); stopErr != nil {
-		session.Logf("%s: %v", label, stopErr)
-	}
-	session.Logf("%s: controller stopped in %s", label, report.Dur(time.Since(t)))
+	stop(label, ctl)
 	if err != nil || res.Propagation.TimedOut {
 		return res, err // a restart over a fleet only partly there would measure nothing
 	}
 	res.Restart = &restartResult{Bindings: len(f.bindings) + 1} // +1: the canary
+	if res.Restart.CheckpointConfigMaps, err = checkpointSaved(ctx, f, sd, ctl); err != nil {
+		return nil, err
+	}
 	ctl, err = r.restart(ctx, f, sd, res.Restart)
+	if err == nil {
+		res.Recovery, err = r.recover(ctx, f, ctl)
+	}
 	if ctl != nil {
-		defer func() { _ = ctl.Stop() }()
+		stop(label, ctl)
 	}
-	if err != nil {
-		return nil, err
+	if err != nil || r.o.fresh == 0 {
+		return res, err
 	}
-	if res.Recovery, err = r.recover(ctx, f, ctl); err != nil {
-		return nil, err
+	res.Fresh, err = r.freshRestart(ctx, f, sd)
+	return res, err
+}
+
+// stop stops ctl with SIGTERM, as a rollout or a leader change does: this project's
+// controller saves its Work ledger checkpoint on the way out.
+func stop(label string, ctl *controller.Controller) {
+	t := time.Now()
+	if err := ctl.Stop(); err != nil {
+		session.Logf("%s: %v", label, err)
 	}
-	return res, nil
+	session.Logf("%s: controller stopped in %s", label, report.Dur(time.Since(t)))
+}
+
+// checkpointSaved counts the ConfigMaps of this project's Work ledger checkpoint: a side
+// that saves one must have left it for its restart, or the restart would measure a start
+// without it.
+func checkpointSaved(ctx context.Context, f *fleet, sd side, stopped *controller.Controller) (int, error) {
+	cms := &corev1.ConfigMapList{}
+	if err := f.plane.Client.List(ctx, cms, client.InNamespace(localplane.KarmadaSystemNamespace), client.HasLabels{ledgercheckpoint.Label}); err != nil {
+		return 0, err
+	}
+	if sd.checkpoints() {
+		if len(cms.Items) == 0 {
+			return 0, fmt.Errorf("%s: no Work ledger checkpoint saved before the restart; log tail:\n%s", sd.spec.Label, stopped.LogTail(20))
+		}
+		session.Logf("%s: the Work ledger checkpoint is saved, in %d ConfigMaps", sd.spec.Label, len(cms.Items))
+	}
+	return len(cms.Items), nil
 }
 
 // propagate creates the bindings and times them until every Work exists, then reads
@@ -252,4 +289,44 @@ func (r *runner) recover(ctx context.Context, f *fleet, ctl *controller.Controll
 	}
 	out.P50Ms, out.MaxMs = report.Num(report.Median(latencies)), report.Num(report.Percentile(latencies, 100))
 	return out, nil
+}
+
+// freshRestart restarts sd once more on the idle plane and, from its
+// process start, changes r.o.fresh bindings spread over the fleet (replicas doubled),
+// one every --fresh-interval: a change met by a controller that is listing its caches and
+// priming, as after a rollout or a leader change. Each is timed until its Works show it.
+func (r *runner) freshRestart(ctx context.Context, f *fleet, sd side) (*freshchange.Result, error) {
+	label := sd.spec.Label + " fresh changes"
+	if _, err := wait.PlaneIdle(ctx, label); err != nil {
+		return nil, err
+	}
+	targets := make([]freshchange.Target, r.o.fresh)
+	for n := range targets {
+		rb := f.bindings[n*len(f.bindings)/r.o.fresh]
+		targets[n] = freshchange.Target{Binding: rb, Keys: workKeys(rb)}
+	}
+	series := &freshchange.Series{Client: f.plane.Client, Tracker: f.tracker, Interval: r.o.freshInterval, Timeout: r.o.phaseTimeout}
+	type made struct {
+		res *freshchange.Result
+		err error
+	}
+	done := make(chan made, 1)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	go func() {
+		res, err := series.Make(mctx, start.Add(r.o.freshInterval), targets)
+		done <- made{res, err}
+	}()
+	ctl, err := controller.Start(ctx, sd.spec, f.kubeconfig, filepath.Join(f.plane.Dir, "controller-fresh.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer stop(label, ctl)
+	m := <-done
+	if m.err != nil {
+		return nil, m.err
+	}
+	m.res.Log(label)
+	return m.res, nil
 }

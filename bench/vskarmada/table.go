@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/binding-controller/binding-controller/bench/audit"
+	"github.com/binding-controller/binding-controller/bench/freshchange"
 	"github.com/binding-controller/binding-controller/bench/report"
 )
 
@@ -72,6 +73,7 @@ func figures(fl fleetSpec, o *options, ours, karmada *result) []row {
 	restart("event writes", "", func(rs *restartResult) float64 { return float64(rs.Requests.Writes("events")) })
 	restart("controller CPU", "s", func(rs *restartResult) float64 { return rs.CPUSeconds })
 	restart("RSS after", "MiB", func(rs *restartResult) float64 { return mib(rs.RSS) })
+	restart("Work ledger checkpoint ConfigMaps at start", "", func(rs *restartResult) float64 { return float64(rs.CheckpointConfigMaps) })
 	sec = fmt.Sprintf("recovery: a cluster's old Work held %s, %d samples", o.block, o.samples)
 	recovered := func(of func(*recoveryResult) float64) func(*result) float64 {
 		return func(r *result) float64 {
@@ -83,6 +85,21 @@ func figures(fl fleetSpec, o *options, ours, karmada *result) []row {
 	}
 	add(sec, "old Work gone → new Work, median", "s", recovered(func(rr *recoveryResult) float64 { return float64(rr.P50Ms) }))
 	add(sec, "  max", "s", recovered(func(rr *recoveryResult) float64 { return float64(rr.MaxMs) }))
+	if o.fresh == 0 {
+		return rows
+	}
+	sec = fmt.Sprintf("a second restart: %d bindings' replicas doubled, one every %s from %s after process start", o.fresh, o.freshInterval, o.freshInterval)
+	fresh := func(of func(*freshchange.Result) time.Duration) func(*result) float64 {
+		return func(r *result) float64 {
+			if r.Fresh == nil {
+				return math.NaN()
+			}
+			return of(r.Fresh).Seconds()
+		}
+	}
+	add(sec, "change → its last Work rewritten, p50", "s", fresh(func(fr *freshchange.Result) time.Duration { return fr.P50 }))
+	add(sec, "  p99", "s", fresh(func(fr *freshchange.Result) time.Duration { return fr.P99 }))
+	add(sec, "  max", "s", fresh(func(fr *freshchange.Result) time.Duration { return fr.Max }))
 	return rows
 }
 
@@ -170,6 +187,8 @@ func notes(o *options, results []*result) []string {
 		"RSS = VmRSS (/proc) once two garbage collections completed after the moment; growth per Work = that minus the RSS with the templates cached and no binding yet, ÷ Works",
 		"restart: the controller stopped and a fresh process started once the plane is idle; last request = the last request of the controller's user in the API server's audit log before it went quiet; requests by verb from the same log",
 		fmt.Sprintf("recovery: as make bench-recovery, on two clusters outside the fleet (the fleet idle around it): binding deleted with one cluster disconnected, recreated with a new permanent ID, the cluster connected after %s; latency = its old Work gone → its new Work, by the same watch", o.block),
+		"restart: both controllers are stopped with SIGTERM, as a rollout stops them; this project's saves its Work ledger checkpoint then when --work-ledger-checkpoint-interval is set (--ours-args), and the run fails if the restart finds none",
+		fmt.Sprintf("fresh changes: a second restart once the plane is idle again; from %s after process start, one every %s, %d bindings spread over the fleet get their replicas doubled (a spec change every one of their Works must show, which both controllers see through the binding, as a scheduler's change); latency = the change sent → the last of its Works at a newer generation, by the same watch; a change never written counts as the longest", o.freshInterval, o.freshInterval, o.fresh),
 		"Karmada's controller-manager runs its resource detector too (always on, not one of --controllers): it caches every propagatable kind, and its memory and CPU include that, as in every Karmada install",
 	}
 	for _, r := range results {

@@ -5,7 +5,8 @@
 // other in one invocation, each on a fresh control plane over the same fleet; every
 // figure side by side and as a ratio. The figures: the initial propagation's time and
 // the controller's CPU over it, its memory with every Work current, a restart over the
-// propagated fleet, and the recovery of a cluster whose old Work was held.
+// propagated fleet, the recovery of a cluster whose old Work was held, and changes made
+// during a second restart.
 package vskarmada
 
 import (
@@ -27,10 +28,11 @@ import (
 type options struct {
 	common                       session.Common
 	checkout, work, karmadaArgs  string
-	oursEnv                      string
+	oursArgs, oursEnv            string
 	bindings, clusters, creators int
 	block                        time.Duration
-	samples                      int
+	samples, fresh               int
+	freshInterval                time.Duration
 	phaseTimeout                 time.Duration
 }
 
@@ -42,12 +44,15 @@ func parseOptions(args []string) (*options, *flag.FlagSet, error) {
 	fs.StringVar(&o.work, "karmada-work", filepath.Join(envtestutil.RepoRoot(), "bin", "karmada"),
 		"where Karmada's sources and controller-manager go; a controller-manager already there is used as it is (building one takes minutes: delete it to rebuild)")
 	fs.StringVar(&o.karmadaArgs, "karmada-args", "", "extra flags for Karmada's controller-manager, space-separated, appended to the tuned ones")
+	fs.StringVar(&o.oursArgs, "ours-args", "", "extra flags for this project's controller-manager, space-separated, appended to --manager-args (e.g. \"--work-ledger-checkpoint-interval=30s\")")
 	fs.StringVar(&o.oursEnv, "ours-env", "", "space-separated NAME=value set in this project's controller's environment only, e.g. \"GOMEMLIMIT=717MiB\" for a container sized for the fleet")
 	fs.IntVar(&o.bindings, "bindings", 1000, "bindings of the fleet, one Deployment template each")
 	fs.IntVar(&o.clusters, "clusters", 10, "member clusters every binding targets")
 	fs.IntVar(&o.creators, "creators", 8, "goroutines creating the bindings")
 	fs.DurationVar(&o.block, "recovery-block", 10*time.Second, "recovery: how long the blocked cluster's old Work stays terminating after its binding is recreated")
 	fs.IntVar(&o.samples, "recovery-samples", 2, "recovery: samples per controller")
+	fs.IntVar(&o.fresh, "fresh-changes", 20, "bindings, spread over the fleet, whose replicas are doubled during a second restart (0: no second restart)")
+	fs.DurationVar(&o.freshInterval, "fresh-interval", 250*time.Millisecond, "time between two fresh changes, the first this long after the restarted process starts")
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 10*time.Minute, "cap on waiting for every Work of the fleet, and for a restart to reconcile every binding")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: go -C bench run . vs-karmada --karmada <checkout> [flags]\n\n"+
@@ -56,7 +61,8 @@ func parseOptions(args []string) (*options, *flag.FlagSet, error) {
 			"templates, a binding each to --clusters members. For each: time until every Work exists, the\n"+
 			"controller's CPU over it and its RSS after; a restart over the propagated fleet (process start to its\n"+
 			"last request, its requests by verb, its Work writes, RSS); --recovery-samples recoveries of a cluster\n"+
-			"whose old Work was held --recovery-block. The table shows both and ours ÷ Karmada's.\n\nFlags:\n")
+			"whose old Work was held --recovery-block; a second restart during which --fresh-changes bindings change,\n"+
+			"each timed until its Works show it. The table shows both and ours ÷ Karmada's.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := session.Parse(fs, args); err != nil {
@@ -66,8 +72,8 @@ func parseOptions(args []string) (*options, *flag.FlagSet, error) {
 		fmt.Fprintln(os.Stderr, "vs-karmada: --karmada <a Karmada checkout or fetched git directory> is required")
 		return nil, nil, session.ErrUsage
 	}
-	if min(o.bindings, o.clusters, o.creators, o.samples) < 1 {
-		return nil, nil, fmt.Errorf("--bindings, --clusters, --creators and --recovery-samples must be positive")
+	if min(o.bindings, o.clusters, o.creators, o.samples) < 1 || o.fresh < 0 || o.fresh > o.bindings {
+		return nil, nil, fmt.Errorf("--bindings, --clusters, --creators and --recovery-samples must be positive, --fresh-changes at most --bindings")
 	}
 	return o, fs, nil
 }
@@ -77,6 +83,20 @@ type side struct {
 	spec controller.Spec
 	// reconciler names its ResourceBinding controller in controller_runtime_reconcile_total.
 	reconciler string
+}
+
+// checkpoints says whether the side saves this project's Work ledger checkpoint, which
+// a restart is then expected to find.
+func (sd side) checkpoints() bool {
+	d, err := time.ParseDuration(controller.Flag(sd.spec.Args, "work-ledger-checkpoint-interval"))
+	return sd.reconciler == "resourcebinding" && err == nil && d > 0
+}
+
+// sides are ours, with --manager-args and then --ours-args, and Karmada's, syncing as
+// many bindings at once as ours.
+func (o *options) sides(oursBin, karmadaBin string) []side {
+	ours := oursSide(oursBin, append(o.common.ManagerArgs(), strings.Fields(o.oursArgs)...), strings.Fields(o.oursEnv))
+	return []side{ours, karmadaSide(karmadaBin, ours.spec.Args, strings.Fields(o.karmadaArgs))}
 }
 
 func oursSide(bin string, args, env []string) side {
@@ -146,7 +166,7 @@ func Run(ctx context.Context, args []string) error {
 	}
 	rep := &vsReport{Session: s, Karmada: karmadaSource{Checkout: o.checkout, Commit: karmadabuild.Commit(ctx, o.checkout), Binary: bin},
 		Fleet: fleetSpec{Bindings: o.bindings, Clusters: o.clusters, Works: o.bindings * o.clusters}}
-	for _, sd := range []side{oursSide(s.Binary, o.common.ManagerArgs(), strings.Fields(o.oursEnv)), karmadaSide(bin, o.common.ManagerArgs(), strings.Fields(o.karmadaArgs))} {
+	for _, sd := range o.sides(s.Binary, bin) {
 		res, err := r.run(ctx, sd)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sd.spec.Label, err)
