@@ -1,5 +1,6 @@
-// The benchmark (make bench, make bench-recovery): a module of its own so that the main
-// module's build, vet and lint do not carry it; make lint and make test-unit check it.
+// The benchmark (make bench, make bench-recovery, make bench-vs-karmada): a module of its
+// own so that the main module's build, vet and lint do not carry it; make lint and make
+// test-unit check it.
 module github.com/binding-controller/binding-controller/bench
 
 go 1.26.0
@@ -11,7 +12,6 @@ require (
 	golang.org/x/sync v0.22.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
-	k8s.io/client-go v0.37.2
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	sigs.k8s.io/controller-runtime v0.25.2
@@ -64,6 +64,7 @@ require (
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/apiextensions-apiserver v0.37.0 // indirect
+	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect

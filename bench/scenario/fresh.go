@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/binding-controller/binding-controller/bench/controller"
+	"github.com/binding-controller/binding-controller/bench/report"
+	"github.com/binding-controller/binding-controller/bench/session"
+	"github.com/binding-controller/binding-controller/bench/wait"
+	"github.com/binding-controller/binding-controller/bench/workload"
+	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+// freshChanges are bindings changed while a controller restarts, each timed from the
+// change sent until the last of its Works is at a newer generation, as the tracker's
+// watch saw it: a user waits that long for a change made at such a moment. The
+// percentiles are nearest rank; a change never written counts as the longest.
+type freshChanges struct {
+	Interval time.Duration `json:"intervalNs"`
+	Changes  []freshChange `json:"changes"`
+	P50      time.Duration `json:"p50Ns"`
+	P99      time.Duration `json:"p99Ns"`
+	Max      time.Duration `json:"maxNs"`
+	Error    string        `json:"error,omitempty"`
+}
+
+type freshChange struct {
+	Binding string        `json:"binding"`
+	At      time.Duration `json:"atNs"`      // since the restarted process started
+	Latency time.Duration `json:"latencyNs"` // -1: never written
+	before  map[string]int64
+	sent    time.Time
+}
+
+// freshRestart restarts sd once more on the idle plane and, from ph.freshInterval after
+// its process started, changes ph.fresh bindings spread over the fleet, one every
+// ph.freshInterval: changes met by a controller that is listing its caches and priming,
+// as after a rollout or a leader change. A change doubles the binding's replicas on
+// every cluster: a spec change each of its Works must show, which both controllers see
+// through the binding, as a scheduler's change.
+func (e *env) freshRestart(ctx context.Context, sd side, ph phases) (*freshChanges, error) {
+	label := sd.spec.Label + " fresh changes"
+	if _, err := wait.PlaneIdle(ctx, label); err != nil {
+		return nil, err
+	}
+	fc := &freshChanges{Interval: ph.freshInterval}
+	made := make(chan error, 1)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	go func() { made <- e.makeChanges(mctx, fc, start, ph.fresh) }()
+	ctl, err := controller.Start(ctx, sd.spec, e.kubeconfig, filepath.Join(e.plane.Dir, "controller-fresh.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer stop(ctl)
+	if err := <-made; err != nil {
+		return nil, err
+	}
+	if err := e.tracker.Wait(ctx, ph.timeout, func(get func(string) *localplane.WorkState) bool { return fc.settle(get) }); wait.IgnoreTimeout(err) != nil {
+		return nil, err
+	}
+	session.Logf("%s: %d changes (every %s): latency p50 %s, p99 %s, max %s", label, len(fc.Changes), fc.Interval,
+		report.Dur(fc.P50), report.Dur(fc.P99), report.Dur(fc.Max))
+	return fc, nil
+}
+
+// makeChanges makes n changes, one every fc.Interval from start + fc.Interval.
+func (e *env) makeChanges(ctx context.Context, fc *freshChanges, start time.Time, n int) error {
+	for i := range n {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(start.Add(time.Duration(i+1) * fc.Interval))):
+		}
+		target := e.bindings[i*len(e.bindings)/n]
+		c := freshChange{Binding: target.Name, At: time.Since(start), before: map[string]int64{}}
+		for _, k := range workKeys(target) {
+			c.before[k] = e.tracker.Get(k).Generation
+		}
+		rb := &workv1alpha2.ResourceBinding{}
+		rb.Namespace, rb.Name = target.Namespace, target.Name
+		c.sent = time.Now()
+		if err := e.plane.Client.Patch(ctx, rb, workload.DoubleReplicas(target)); err != nil {
+			return fmt.Errorf("changing binding %s: %w", c.Binding, err)
+		}
+		fc.Changes = append(fc.Changes, c)
+	}
+	return nil
+}
+
+// settle sets each change's latency and their percentiles, and says whether every
+// change was written.
+func (fc *freshChanges) settle(get func(string) *localplane.WorkState) bool {
+	ns := make([]float64, len(fc.Changes))
+	fc.Error = ""
+	for i := range fc.Changes {
+		c := &fc.Changes[i]
+		var last time.Time
+		for k, gen := range c.before {
+			st := get(k)
+			if st.Generation <= gen {
+				last = time.Time{}
+				break
+			}
+			if st.GenerationAt.After(last) {
+				last = st.GenerationAt
+			}
+		}
+		c.Latency, ns[i] = last.Sub(c.sent), float64(last.Sub(c.sent))
+		if last.IsZero() {
+			c.Latency, ns[i], fc.Error = -1, float64(1<<62), "some changes were never written"
+		}
+	}
+	fc.P50 = time.Duration(report.Percentile(ns, 50))
+	fc.P99 = time.Duration(report.Percentile(ns, 99))
+	fc.Max = time.Duration(report.Percentile(ns, 100))
+	return fc.Error == ""
+}
