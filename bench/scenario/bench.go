@@ -21,10 +21,10 @@ import (
 	"github.com/binding-controller/binding-controller/internal/testenv/karmadabuild"
 )
 
-// scenarioNames are what --scenarios takes besides the fleet's initial propagation,
-// which always runs; the subcommand says which run by default.
+// scenarioNames are what --scenarios takes; the fleet's initial propagation always
+// runs, and the subcommand says what else does by default.
 var (
-	scenarioNames    = []string{"ceiling", "resync", "restart", "recovery", "fresh", "fanout", "memory", "webhook"}
+	scenarioNames    = []string{"initial", "ceiling", "resync", "restart", "recovery", "fresh", "fanout", "memory", "webhook"}
 	defaultScenarios = map[string]string{"propagation": "ceiling,resync,restart,fanout,memory,webhook", "vs-karmada": "restart,recovery,fresh"}
 )
 
@@ -45,7 +45,7 @@ func parseOptions(sub string, args []string) (*options, *flag.FlagSet, error) {
 	o := &options{want: map[string]bool{}, fleet: load{Name: "fleet"}}
 	ph := &o.phases
 	o.common.Register(fs, sub)
-	scenarios := fs.String("scenarios", defaultScenarios[sub], "comma-separated scenarios besides the initial propagation: "+strings.Join(scenarioNames, ", "))
+	scenarios := fs.String("scenarios", defaultScenarios[sub], "comma-separated scenarios: "+strings.Join(scenarioNames, ", "))
 	fs.IntVar(&o.fleet.Bindings, "bindings", 1000, "bindings of the fleet, one Deployment template each")
 	fs.IntVar(&o.fleet.Clusters, "clusters", 10, "member clusters every binding of the fleet targets")
 	fs.IntVar(&ph.creators, "creators", 8, "goroutines creating bindings (and patching them for the resync)")

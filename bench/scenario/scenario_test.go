@@ -100,7 +100,7 @@ func TestParseOptions(t *testing.T) {
 		o.ceilingConcurrency != 5*16 || o.fleet.PerBinding != 10 {
 		t.Errorf("propagation's defaults: want %v, phases %+v, ceiling concurrency %d, fleet %+v", o.want, o.phases, o.ceilingConcurrency, o.fleet)
 	}
-	o, _, err = parseOptions("vs-karmada", []string{"--scenarios", "recovery,fresh", "--recovery-blocks", "1s,1m"})
+	o, _, err = parseOptions("vs-karmada", []string{"--scenarios", "initial,recovery,fresh", "--recovery-blocks", "1s,1m"})
 	if err != nil {
 		t.Fatal(err)
 	}
