@@ -18,7 +18,7 @@ all: build
 
 .PHONY: help
 help: ## Show the targets.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 $(CONTROLLER_GEN): hack/tools/controller-gen/go.mod
 	go -C hack/tools/controller-gen build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
