@@ -25,7 +25,10 @@ import (
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
 )
 
-func TestDemo(t *testing.T) {
+// playDemo plays one of the demo's stories with a binary built from this tree and returns
+// what it printed; a story that fails fails the test, with the manager's log.
+func playDemo(t *testing.T, story func(context.Context, io.Writer, demoscript.Options) error) *bytes.Buffer {
+	t.Helper()
 	// envtest logs through controller-runtime; its chatter is not wanted here.
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	dir := t.TempDir()
@@ -35,7 +38,7 @@ func TestDemo(t *testing.T) {
 	defer cancel()
 	logPath := filepath.Join(dir, "manager.log")
 	var out bytes.Buffer
-	err := demoscript.Run(ctx, &out, demoscript.Options{Manager: binary, LogPath: logPath})
+	err := story(ctx, &out, demoscript.Options{Manager: binary, LogPath: logPath})
 	t.Logf("demo output:\n%s", out.String())
 	if err != nil {
 		if log, readErr := os.ReadFile(logPath); readErr == nil {
@@ -43,7 +46,11 @@ func TestDemo(t *testing.T) {
 		}
 		t.Fatalf("demo: %v", err)
 	}
+	return &out
+}
 
+func TestDemo(t *testing.T) {
+	out := playDemo(t, demoscript.Run)
 	for _, want := range []string{
 		"✓ Work nginx-687f7fb96f in karmada-es-member1 / member2 / member3",
 		"✓ member1's Work stays terminating",

@@ -3,41 +3,15 @@
 package demo
 
 import (
-	"bytes"
-	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/demoscript"
 )
 
 func TestDemoRollout(t *testing.T) {
-	// envtest logs through controller-runtime; its chatter is not wanted here.
-	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	dir := t.TempDir()
-	binary := buildManager(t, dir)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	logPath := filepath.Join(dir, "manager.log")
-	var out bytes.Buffer
-	err := demoscript.RunRollout(ctx, &out, demoscript.Options{Manager: binary, LogPath: logPath})
-	t.Logf("demo output:\n%s", out.String())
-	if err != nil {
-		if log, readErr := os.ReadFile(logPath); readErr == nil {
-			t.Logf("manager log:\n%s", log)
-		}
-		t.Fatalf("demo rollout: %v", err)
-	}
-
+	out := playDemo(t, demoscript.RunRollout)
 	for _, want := range []string{
 		"✓ a binding new to the policy runs its template at once: revision nginx-deployment-",
 		"✓ member1 (stage canary) got nginx:1.28 ",

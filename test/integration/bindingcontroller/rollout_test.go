@@ -27,14 +27,7 @@ import (
 // badImage runs Unhealthy on every member; every other image runs Healthy.
 const badImage = "nginx:bad"
 
-func imageOf(manifest *unstructured.Unstructured) string {
-	containers, _, _ := unstructured.NestedSlice(manifest.Object, "spec", "template", "spec", "containers")
-	if len(containers) == 0 {
-		return ""
-	}
-	image, _ := containers[0].(map[string]any)["image"].(string)
-	return image
-}
+func imageOf(manifest *unstructured.Unstructured) string { return testkit.ImageOf(manifest) }
 
 // fleetImages is one consistent read of the image each member's Work carries.
 func fleetImages(ns string) map[string]string {
@@ -43,24 +36,7 @@ func fleetImages(ns string) map[string]string {
 	return images
 }
 
-func tryFleetImages(ns string) (map[string]string, error) {
-	works := &workv1alpha1.WorkList{}
-	if err := k8s.List(ctx, works); err != nil {
-		return nil, err
-	}
-	images := map[string]string{}
-	for _, w := range works.Items {
-		if w.Annotations[workv1alpha2.ResourceBindingNamespaceAnnotation] != ns || w.DeletionTimestamp != nil {
-			continue
-		}
-		m := &unstructured.Unstructured{}
-		if err := m.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
-			return nil, err
-		}
-		images[w.Namespace[len(workv1alpha1.ExecutionNamespacePrefix):]] = imageOf(m)
-	}
-	return images, nil
-}
+func tryFleetImages(ns string) (map[string]string, error) { return testkit.WorkImages(ctx, k8s, ns) }
 
 // manifestsOf is each member's Work manifest, as stored.
 func manifestsOf(ns string) map[string]map[string]any {

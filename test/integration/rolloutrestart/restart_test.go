@@ -19,7 +19,6 @@ import (
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
-	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
 // moment is the image each member's Work carried at one instant.
@@ -65,25 +64,7 @@ func recordImages(ns string) (halt func() []moment) {
 	return halt
 }
 
-func imagesOf(ns string) (map[string]string, error) {
-	works := &workv1alpha1.WorkList{}
-	if err := k8s.List(ctx, works); err != nil {
-		return nil, err
-	}
-	images := map[string]string{}
-	for _, w := range works.Items {
-		if w.Annotations[workv1alpha2.ResourceBindingNamespaceAnnotation] != ns || w.DeletionTimestamp != nil {
-			continue
-		}
-		m := &unstructured.Unstructured{}
-		if err := m.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
-			return nil, err
-		}
-		containers, _, _ := unstructured.NestedSlice(m.Object, "spec", "template", "spec", "containers")
-		images[strings.TrimPrefix(w.Namespace, workv1alpha1.ExecutionNamespacePrefix)] = containers[0].(map[string]any)["image"].(string)
-	}
-	return images, nil
-}
+func imagesOf(ns string) (map[string]string, error) { return testkit.WorkImages(ctx, k8s, ns) }
 
 func rolloutOf(ns, name string) func() rolloutsv1alpha1.BindingRolloutStatus {
 	return func() rolloutsv1alpha1.BindingRolloutStatus {
