@@ -98,6 +98,10 @@ bench-recovery: envtest ## Recovery of a cluster blocked 2 s, 10 s and 30 s, wit
 	go -C bench run . propagation --scenarios restart,recovery --versus backoff=--watch-works=false --recovery-blocks 2s,10s,30s \
 	  --recovery-samples 3 --bindings 10 --json bench/results/recovery.json $(BENCH_ARGS)
 
+.PHONY: bench-rollout
+bench-rollout: envtest ## A staged rollout of 1,000 bindings over 10 clusters against the same change under no policy: controller CPU per sync, time per stage less the soak (bench/results/rollout.json).
+	go -C bench run . rollout $(BENCH_ARGS)
+
 .PHONY: soak
 soak: envtest ## Random bindings, cluster blocks and controller restarts for SOAK_DURATION; fails on a leak or a binding that never converges.
 	go run ./hack/soak --duration $(SOAK_DURATION)

@@ -6,6 +6,7 @@
 //
 //	go -C bench run . propagation [flags]   # make bench, make bench-recovery
 //	go -C bench run . vs-karmada [--karmada <checkout>] [flags]   # make bench-vs-karmada
+//	go -C bench run . rollout [flags]   # make bench-rollout
 //
 // Both run the same scenarios (bench/scenario) and differ in which by default. The
 // ratios are the headline; the absolute times depend on the machine (printed first,
@@ -25,12 +26,14 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/binding-controller/binding-controller/bench/rollout"
 	"github.com/binding-controller/binding-controller/bench/scenario"
 	"github.com/binding-controller/binding-controller/bench/session"
 )
 
 func main() {
-	subcommands := map[string]func(context.Context, []string) error{"propagation": scenario.Propagation, "vs-karmada": scenario.VsKarmada}
+	subcommands := map[string]func(context.Context, []string) error{
+		"propagation": scenario.Propagation, "vs-karmada": scenario.VsKarmada, "rollout": rollout.Run}
 	if len(os.Args) < 2 || subcommands[os.Args[1]] == nil {
 		fmt.Fprint(os.Stderr, `Usage: go -C bench run . <subcommand> [flags]
 
@@ -42,6 +45,9 @@ Subcommands:
   vs-karmada    Karmada's binding controller (built from --karmada) and this one over the
                 same fleet: propagation, CPU, memory, restart, recovery, fresh changes
                 during a restart, as ratios; without --karmada, this one alone
+  rollout       a staged rollout of every binding against the same change under no
+                policy: controller CPU per sync, each stage's time less the soak
+                (make bench-rollout)
 
 'go -C bench run . <subcommand> --help' lists the flags.
 `)
