@@ -72,7 +72,7 @@ func startManager() {
 	opts := testkit.InProcessOptions()
 	opts.RateLimiter.MaxDelay = 2 * time.Second
 	opts.SkipControllerNameValidation = true // restartManager builds a second one
-	// The Work ledger's checkpoint is off by default; these specs restart from it.
+	// These specs restart from the Work ledger's checkpoint, whatever the default.
 	opts.WorkLedgerCheckpointInterval = 30 * time.Second
 	counted := rest.CopyConfig(plane.Config)
 	counted.WrapTransport = sent.wrap
