@@ -1,6 +1,6 @@
-// The benchmark (make bench, make bench-recovery, make bench-vs-karmada): a module of its
-// own so that the main module's build, vet and lint do not carry it; make lint and make
-// test-unit check it.
+// The benchmark (make bench, make bench-recovery, make bench-vs-karmada, make
+// bench-rollout): a module of its own so that the main module's build, vet and lint do
+// not carry it; make lint and make test-unit check it.
 module github.com/binding-controller/binding-controller/bench
 
 go 1.26.0

@@ -2,16 +2,10 @@
 
 // Command bench measures the binding controller against a real kube-apiserver and etcd
 // (bin/k8s, 'make envtest'), with the controller-manager built from this tree and run as
-// its own process, and Karmada's beside it when asked:
-//
-//	go -C bench run . propagation [flags]   # make bench, make bench-recovery
-//	go -C bench run . vs-karmada [--karmada <checkout>] [flags]   # make bench-vs-karmada
-//	go -C bench run . rollout [flags]   # make bench-rollout
-//
-// Both run the same scenarios (bench/scenario) and differ in which by default. The
-// ratios are the headline; the absolute times depend on the machine (printed first,
-// with every flag). Results go to an aligned table and to JSON (--json, default
-// bench/results/<subcommand>.json).
+// its own process, and Karmada's beside it when asked; its usage lists the subcommands
+// (bench/scenario). The ratios are the headline; the absolute times depend on the
+// machine (printed first, with every flag). Results go to an aligned table and to JSON
+// (--json, default bench/results/<subcommand>.json).
 package main
 
 import (
@@ -20,34 +14,30 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/binding-controller/binding-controller/bench/rollout"
 	"github.com/binding-controller/binding-controller/bench/scenario"
 	"github.com/binding-controller/binding-controller/bench/session"
 )
 
 func main() {
-	subcommands := map[string]func(context.Context, []string) error{
-		"propagation": scenario.Propagation, "vs-karmada": scenario.VsKarmada, "rollout": rollout.Run}
-	if len(os.Args) < 2 || subcommands[os.Args[1]] == nil {
+	if len(os.Args) < 2 || !slices.Contains([]string{"propagation", "vs-karmada", "rollout"}, os.Args[1]) {
 		fmt.Fprint(os.Stderr, `Usage: go -C bench run . <subcommand> [flags]
 
 Subcommands:
-  propagation   this project's controller: the initial propagation against a plain-client
-                ceiling, no-op resync, restart, fan-out, memory, behind the Work webhook
-                (make bench); a blocked cluster's recovery with the Work watch and with
-                the backoff only (make bench-recovery)
+  propagation   this project's controller: propagation against a plain-client ceiling,
+                no-op resync, restart, fan-out, memory, behind the Work webhook (make
+                bench); a blocked cluster's recovery, Work watch or backoff only (make
+                bench-recovery)
   vs-karmada    Karmada's binding controller (built from --karmada) and this one over the
-                same fleet: propagation, CPU, memory, restart, recovery, fresh changes
-                during a restart, as ratios; without --karmada, this one alone
+                same fleet, as ratios; without --karmada, this one alone
   rollout       a staged rollout of every binding against the same change under no
-                policy: controller CPU per sync, each stage's time less the soak
-                (make bench-rollout)
+                policy: CPU per sync, each stage's time less the soak (make bench-rollout)
 
 'go -C bench run . <subcommand> --help' lists the flags.
 `)
@@ -59,7 +49,7 @@ Subcommands:
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := subcommands[os.Args[1]](ctx, os.Args[2:])
+	err := scenario.Run(ctx, os.Args[1], os.Args[2:])
 	switch {
 	case err == nil, errors.Is(err, session.ErrHelp):
 	case ctx.Err() != nil:

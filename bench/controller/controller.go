@@ -98,9 +98,6 @@ func (c *Controller) Alive() error {
 // RequestsMetric is client-go's request counter, labelled code, method, host.
 const RequestsMetric = "rest_client_requests_total"
 
-// Reconciles is how many bindings the controller has reconciled.
-func Reconciles(s localplane.Metrics) float64 { return ReconcilesOf(s, "resourcebinding") }
-
 // ReconcilesOf is how many reconciles the controller-runtime controller name has done:
 // Karmada names its ResourceBinding controller "binding-controller".
 func ReconcilesOf(s localplane.Metrics, name string) float64 {

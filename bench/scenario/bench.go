@@ -157,13 +157,12 @@ func (k *karmadaSource) binary() string {
 	return k.Binary
 }
 
-// Propagation runs the propagation subcommand (make bench) with its flags, args.
-func Propagation(ctx context.Context, args []string) error { return run(ctx, "propagation", args) }
-
-// VsKarmada runs the vs-karmada subcommand (make bench-vs-karmada) with its flags, args.
-func VsKarmada(ctx context.Context, args []string) error { return run(ctx, "vs-karmada", args) }
-
-func run(ctx context.Context, sub string, args []string) error {
+// Run runs subcommand sub with its flags, args: propagation (make bench, make
+// bench-recovery), vs-karmada (make bench-vs-karmada) or rollout (make bench-rollout).
+func Run(ctx context.Context, sub string, args []string) error {
+	if sub == "rollout" {
+		return rollout(ctx, args)
+	}
 	o, fs, err := parseOptions(sub, args)
 	if err != nil {
 		return err

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package scenario is the benchmark's one path, which both subcommands, propagation and
-// vs-karmada, take with different defaults (bench.go): this project's controller, and
-// beside it Karmada's or itself with other flags, each over the same fleet on a fresh,
-// audited control plane (load.go), run as its own process through the phases measured
-// (run.go, measure.go): the initial propagation, a no-op resync, a restart, recoveries
-// of a blocked cluster (recovery.go), fresh changes during a second restart (fresh.go);
-// a plain client creating the same Works (the ceiling); loads of its own for fan-out,
-// larger manifests and the Work webhook; and the table of it all (results.go).
+// Package scenario is the benchmark's subcommands. propagation and vs-karmada take one
+// path with different defaults (bench.go): this project's controller, and beside it
+// Karmada's or itself with other flags, each over the same fleet on a fresh, audited
+// plane (load.go), through the phases measured (run.go, measure.go, recovery.go,
+// fresh.go), and the table of it all (results.go). rollout (rollout.go) puts a staged
+// rollout on such a plane and fleet.
 package scenario
 
 import (
@@ -48,6 +46,8 @@ type load struct {
 	// when set, replace the project's CRDs: Karmada's, for its controller-manager.
 	Webhook bool `json:"karmadaWebhook,omitempty"`
 	crds    []string
+	// unaudited: no audit log, whose blocking writes would slow what a load counts none of.
+	unaudited bool
 }
 
 func (l load) works() int { return l.Bindings * l.PerBinding }
@@ -83,9 +83,11 @@ type env struct {
 
 // startEnv starts a fresh plane in dir and puts l on it, untimed.
 func startEnv(ctx context.Context, dir string, l load) (*env, error) {
-	t := time.Now()
-	plane, err := controlplane.Start(controlplane.Options{Dir: dir, AuditUsers: []string{audit.ControllerUser, audit.CeilingUser},
-		KarmadaWorkWebhook: l.Webhook, CRDPaths: l.crds})
+	t, users := time.Now(), []string{audit.ControllerUser, audit.CeilingUser}
+	if l.unaudited {
+		users = nil
+	}
+	plane, err := controlplane.Start(controlplane.Options{Dir: dir, AuditUsers: users, KarmadaWorkWebhook: l.Webhook, CRDPaths: l.crds})
 	if err != nil {
 		return nil, err
 	}
@@ -154,12 +156,16 @@ func (e *env) bind(ctx context.Context, d *appsv1.Deployment, permanentID string
 
 // workKeys are the tracker's keys of the Works rb makes.
 func workKeys(rb *workv1alpha2.ResourceBinding) []string {
-	ref := rb.Spec.Resource
 	keys := make([]string, len(rb.Spec.Clusters))
 	for i, c := range rb.Spec.Clusters {
-		keys[i] = localplane.WorkKey(names.ExecutionNamespace(c.Name), names.WorkName(ref.Kind, ref.Namespace, ref.Name))
+		keys[i] = workKey(rb.Spec.Resource, c.Name)
 	}
 	return keys
+}
+
+// workKey is the tracker's key of the Work of template ref on cluster.
+func workKey(ref workv1alpha2.ObjectReference, cluster string) string {
+	return localplane.WorkKey(names.ExecutionNamespace(cluster), names.WorkName(ref.Kind, ref.Namespace, ref.Name))
 }
 
 // timeCreates runs create for 0..n-1, atOnce at a time, and waits until every Work of

@@ -37,6 +37,7 @@ type usage struct {
 	cpu, planeCPU, reconciles float64
 	requests                  audit.Counts
 	last                      time.Time
+	metrics                   localplane.Metrics // the controller's, at the end
 }
 
 // startMeter starts a meter of ctl; with ctl nil, of a controller not started yet, from
@@ -62,11 +63,11 @@ func (m *meter) stop(ctx context.Context, ctl *controller.Controller) (usage, er
 	if cpu, err := localplane.ChildrenCPU("kube-apiserver", "etcd"); err == nil {
 		u.planeCPU = cpu - m.planeCPU
 	}
-	after, err := ctl.Scrape(ctx)
-	if err != nil {
+	var err error
+	if u.metrics, err = ctl.Scrape(ctx); err != nil {
 		return u, err
 	}
-	u.reconciles = controller.ReconcilesOf(after, m.sd.reconciler) - controller.ReconcilesOf(m.metrics, m.sd.reconciler)
+	u.reconciles = controller.ReconcilesOf(u.metrics, m.sd.reconciler) - controller.ReconcilesOf(m.metrics, m.sd.reconciler)
 	u.requests, u.last, err = audit.Read(m.env.plane.AuditLog, audit.ControllerUser, m.auditFrom, audit.Offset(m.env.plane.AuditLog))
 	return u, err
 }

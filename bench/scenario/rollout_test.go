@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package rollout
+package scenario
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/binding-controller/binding-controller/bench/workload"
 )
 
 // A binding's two stages: the change at 0; stage 1's one Work written at 1s, reported
@@ -57,5 +61,20 @@ func TestRecorderKeepsWhenAValueWasFirstSeen(t *testing.T) {
 	}
 	if n := r.completedSince(later); n != 1 {
 		t.Errorf("completedSince(later) = %d, want 1", n)
+	}
+}
+
+// Ten clusters roll out in stages of 1, 3 and 6; too few for three stages leave the
+// empty ones out, and every cluster is in exactly one stage.
+func TestRolloutStagesAreACanaryAThirdOfTheRestAndTheRest(t *testing.T) {
+	for clusters, want := range map[int][]int{10: {1, 3, 6}, 1: {1}, 2: {1, 1}, 4: {1, 1, 2}, 7: {1, 2, 4}} {
+		stages := rolloutStages(clusters)
+		sizes := make([]int, len(stages))
+		for i, s := range stages {
+			sizes[i] = len(s)
+		}
+		if !reflect.DeepEqual(sizes, want) || !reflect.DeepEqual(slices.Concat(stages...), workload.Members(clusters)) {
+			t.Errorf("rolloutStages(%d) = %v, want stages of %v over every member", clusters, stages, want)
+		}
 	}
 }
