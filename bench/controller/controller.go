@@ -5,9 +5,12 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/binding-controller/binding-controller/bench/wait"
@@ -26,10 +29,9 @@ type Spec struct {
 
 // Controller is a running controller.
 type Controller struct {
-	Spec Spec
-	Proc *localplane.Process
-	// Argv is what was run.
-	Argv       []string
+	Spec       Spec
+	Proc       *localplane.Process
+	Argv       []string // what was run
 	logPath    string
 	MetricsURL string
 }
@@ -59,11 +61,7 @@ func Start(ctx context.Context, spec Spec, kubeconfig, logPath string) (*Control
 		<-c.Proc.Done()
 		f.Close()
 	}()
-	ready := spec.ReadyPath
-	if ready == "" {
-		ready = "/readyz"
-	}
-	if err := localplane.WaitReady(ctx, "http://"+addrs[1]+ready, c.Proc, 2*time.Minute); err != nil {
+	if err := localplane.WaitReady(ctx, "http://"+addrs[1]+cmp.Or(spec.ReadyPath, "/readyz"), c.Proc, 2*time.Minute); err != nil {
 		_ = c.Stop()
 		return nil, fmt.Errorf("%s not ready: %w; log tail:\n%s", spec.Label, err, c.LogTail(20))
 	}
@@ -95,9 +93,6 @@ func (c *Controller) Alive() error {
 	return nil
 }
 
-// RequestsMetric is client-go's request counter, labelled code, method, host.
-const RequestsMetric = "rest_client_requests_total"
-
 // ReconcilesOf is how many reconciles the controller-runtime controller name has done:
 // Karmada names its ResourceBinding controller "binding-controller".
 func ReconcilesOf(s localplane.Metrics, name string) float64 {
@@ -107,10 +102,9 @@ func ReconcilesOf(s localplane.Metrics, name string) float64 {
 // WaitQuiet waits until the controller stops talking to the API server: its request
 // counter unchanged for settle and every work queue empty. It gives up after max and
 // says so.
-func (c *Controller) WaitQuiet(ctx context.Context, settle, max time.Duration) (time.Duration, error) {
-	start := time.Now()
+func (c *Controller) WaitQuiet(ctx context.Context, settle, max time.Duration) error {
 	last, stableSince := -1.0, time.Now()
-	err := wait.Poll(ctx, 250*time.Millisecond, max, "waiting for the controller to go quiet", func(ctx context.Context) (bool, error) {
+	return wait.Poll(ctx, 250*time.Millisecond, max, "waiting for the controller to go quiet", func(ctx context.Context) (bool, error) {
 		if err := c.Alive(); err != nil {
 			return false, err
 		}
@@ -118,13 +112,12 @@ func (c *Controller) WaitQuiet(ctx context.Context, settle, max time.Duration) (
 		if err != nil {
 			return false, nil
 		}
-		if level := s.Sum(RequestsMetric, nil); level != last || s.Sum("workqueue_depth", nil) > 0 {
-			last, stableSince = s.Sum(RequestsMetric, nil), time.Now()
+		if level := s.Sum("rest_client_requests_total", nil); level != last || s.Sum("workqueue_depth", nil) > 0 {
+			last, stableSince = level, time.Now()
 			return false, nil
 		}
 		return time.Since(stableSince) >= settle, nil
 	})
-	return time.Since(start), err
 }
 
 func gcCount(s localplane.Metrics) float64 { return s.Sum("go_gc_duration_seconds_count", nil) }
@@ -135,22 +128,54 @@ func gcCount(s localplane.Metrics) float64 { return s.Sum("go_gc_duration_second
 // garbage as live (an informer's list response) or missed what was cached since. An idle
 // controller does not collect, but every scrape allocates a few hundred KB, so scraping
 // is itself the nudge — no request to the API server, no change to anything cached.
-func (c *Controller) SettleGC(ctx context.Context, n int, max time.Duration) (localplane.Metrics, int, error) {
+func (c *Controller) SettleGC(ctx context.Context, n int, max time.Duration) (localplane.Metrics, error) {
 	first, err := c.Scrape(ctx)
 	if err != nil || !first.Has("go_gc_duration_seconds_count") {
-		return first, 0, err
+		return first, err
 	}
-	deadline := time.Now().Add(max)
-	for scrapes := 1; ; scrapes++ {
+	for deadline := time.Now().Add(max); ; {
 		s, err := c.Scrape(ctx)
 		if err != nil {
-			return nil, scrapes, err
+			return nil, err
 		}
 		if gcCount(s) >= gcCount(first)+float64(n) {
-			return s, scrapes, nil
+			return s, nil
 		}
 		if time.Now().After(deadline) {
-			return s, scrapes, fmt.Errorf("only %.0f of %d garbage collections after %s: %w", gcCount(s)-gcCount(first), n, max, wait.ErrTimeout)
+			return s, fmt.Errorf("only %.0f of %d garbage collections after %s: %w", gcCount(s)-gcCount(first), n, max, wait.ErrTimeout)
 		}
 	}
+}
+
+// Flag finds --name=V or --name V (or one dash) in args, a manager's flags: V, "true"
+// for a flag given alone, or "" when args do not set it.
+func Flag(args []string, name string) string {
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+		if a == name {
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				return args[i+1]
+			}
+			return "true"
+		}
+	}
+	return ""
+}
+
+// flagInt is Flag's value as a number, def when args do not set one.
+func flagInt(args []string, name string, def int) int {
+	if n, err := strconv.Atoi(Flag(args, name)); err == nil {
+		return n
+	}
+	return def
+}
+
+// Concurrency is how many Works the manager with args writes at once: its
+// --concurrent-resourcebinding-syncs × --cluster-sync-concurrency, 5 × 8 by default.
+// A plain client creating Works as many at once is the ceiling it is held against.
+func Concurrency(args []string) int {
+	return flagInt(args, "concurrent-resourcebinding-syncs", 5) * flagInt(args, "cluster-sync-concurrency", 8)
 }

@@ -2,7 +2,12 @@
 
 package report
 
-import "strings"
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
 
 // Figure is one figure of a report: a value per column (a controller, or a run), the
 // target it is held against and each column's verdict.
@@ -27,11 +32,40 @@ type Figures struct {
 	section string
 }
 
+// NewFigures collects figures of columns; with two, a third holds the first ÷ the second.
+func NewFigures(columns ...string) *Figures {
+	f := &Figures{Labels: columns}
+	if len(columns) == 2 {
+		f.Labels = append(f.Labels, columns[0]+" ÷ "+columns[1])
+	}
+	return f
+}
+
 // Section starts a section: the figures added after it are under title.
 func (b *Figures) Section(title string) { b.section = title }
 
-// Add adds one figure. A name indented by two spaces details the figure above it.
-func (b *Figures) Add(name string, c Cells, target string) {
+// Add adds a figure, a value per column in unit (Value). A name indented by two spaces
+// details the figure above it.
+func (b *Figures) Add(name, unit string, values ...float64) { b.Held(name, unit, "", nil, values...) }
+
+// Held adds a figure each of whose values is held against target: ok says whether a
+// value meets it. A value missing (NaN) misses it.
+func (b *Figures) Held(name, unit, target string, ok func(float64) bool, values ...float64) {
+	c := Cells{}
+	for _, v := range values {
+		c.Values = append(c.Values, Value(unit, v))
+		if ok != nil {
+			c.Verdicts = append(c.Verdicts, Verdict(!math.IsNaN(v) && ok(v)))
+		}
+	}
+	if len(values) == 2 && len(b.Labels) == 3 {
+		c.Values = append(c.Values, ratio(values[0]/values[1]))
+	}
+	b.AddCells(name, c, target)
+}
+
+// AddCells adds a figure as it is to be printed.
+func (b *Figures) AddCells(name string, c Cells, target string) {
 	f := Figure{Section: b.section, Name: strings.TrimSpace(name), Detail: strings.HasPrefix(name, "  "),
 		Values: map[string]string{}, Target: target}
 	for i, l := range b.Labels {
@@ -47,9 +81,6 @@ func (b *Figures) Add(name string, c Cells, target string) {
 	}
 	b.List = append(b.List, f)
 }
-
-// Last is the figure added last, for a target or verdict that is not per column.
-func (b *Figures) Last() *Figure { return &b.List[len(b.List)-1] }
 
 // Table lays out the figures, a column per label, each section under its title.
 func (b *Figures) Table() *Table {
@@ -73,4 +104,28 @@ func (b *Figures) Table() *Table {
 		t.Add(append(row, f.Target, strings.Join(verdicts, " / "))...)
 	}
 	return t
+}
+
+// Value formats v in unit, "s" for a duration or a format such as "%.1f MiB"; n/a when
+// there is none.
+func Value(unit string, v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "n/a"
+	case unit == "s":
+		return Dur(time.Duration(v * float64(time.Second)))
+	}
+	return fmt.Sprintf(unit, v)
+}
+
+// ratio formats the first column ÷ the second: n/a when either is missing or the
+// second is 0.
+func ratio(r float64) string {
+	switch {
+	case math.IsNaN(r) || math.IsInf(r, 0):
+		return "n/a"
+	case r >= 100:
+		return fmt.Sprintf("%.0f×", r)
+	}
+	return fmt.Sprintf("%.2g×", r)
 }

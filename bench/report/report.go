@@ -62,37 +62,30 @@ func (t *Table) Print(w io.Writer) {
 	}
 }
 
-// WriteJSON writes v, indented, to path (directories are created). A relative path is
-// taken relative to the repository root, where bench/results is.
-func WriteJSON(path string, v any) (string, error) {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(envtestutil.RepoRoot(), path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	return path, os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
 // Print prints a scenario's table and notes to standard output, then writes rep as
-// JSON to jsonPath and says where, as "<name> results: <path>".
-func Print(name string, t *Table, notes []string, rep any, jsonPath string) error {
+// indented JSON to path (relative: to the repository root, where bench/results is) and
+// says where, as "<name> results: <path>".
+func Print(name string, t *Table, notes []string, rep any, path string) error {
 	fmt.Println()
 	t.Print(os.Stdout)
 	fmt.Println()
 	for _, n := range notes {
 		fmt.Println("note: " + n)
 	}
-	path, err := WriteJSON(jsonPath, rep)
-	if err != nil {
-		return err
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(envtestutil.RepoRoot(), path)
 	}
-	fmt.Printf("%s results: %s\n", name, path)
-	return nil
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(path, append(data, '\n'), 0o644)
+	}
+	if err == nil {
+		fmt.Printf("%s results: %s\n", name, path)
+	}
+	return err
 }
 
 // Percentile is the nearest-rank p-th percentile (0 < p <= 100) of values: with fewer
@@ -101,8 +94,7 @@ func Percentile(values []float64, p float64) float64 {
 	if len(values) == 0 {
 		return math.NaN()
 	}
-	s := slices.Clone(values)
-	slices.Sort(s)
+	s := slices.Sorted(slices.Values(values))
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	return s[min(max(rank, 1), len(s))-1]
 }
@@ -112,12 +104,8 @@ func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	s := slices.Sorted(slices.Values(xs))
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }
 
 // Dur formats a duration for tables: 3 significant digits.
@@ -147,14 +135,6 @@ func Bytes[T ~float64 | ~int64 | ~int](v T) string {
 		return fmt.Sprintf("%.1f KiB", n/(1<<10))
 	}
 	return fmt.Sprintf("%.0f B", n)
-}
-
-// Rate formats a rate, "n/a" when there is none.
-func Rate(v float64) string {
-	if v == 0 || math.IsNaN(v) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.0f", v)
 }
 
 // Verdict is "pass" or "MISS".

@@ -7,6 +7,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,11 +67,6 @@ func parseOptions(sub string, args []string) (*options, *flag.FlagSet, error) {
 	fs.IntVar(&o.fanoutBindings, "fanout-bindings", 1, "fanout: bindings of the wide load")
 	fs.IntVar(&o.fanoutClusters, "fanout-clusters", 500, "fanout: member clusters every wide binding targets; the narrow load has fanout-bindings × fanout-clusters bindings of one cluster each")
 	fs.Float64Var(&o.memoryScale, "memory-scale", 10, "memory: how many times larger the manifests of the second load are")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: go -C bench run . %s [flags]\n\nThis project's controller (and Karmada's, with --karmada) over the same fleet, each on a fresh\n"+
-			"control plane, through the initial propagation and the --scenarios. Flags:\n", sub)
-		fs.PrintDefaults()
-	}
 	if err := session.Parse(fs, args); err != nil {
 		return nil, nil, err
 	}
@@ -114,11 +110,11 @@ func (o *options) complete(scenarios, blocks string) error {
 
 // sides are ours, with --manager-args and then --ours-args, and, side by side with it,
 // Karmada's given its binary, or ours again with --versus's flags.
-func (o *options) sides(oursBin, karmadaBin string) []side {
+func (o *options) sides(oursBin string, karmada *karmadaSource) []side {
 	us := ours(controller.Spec{Label: "ours", Binary: oursBin, Args: append(o.common.ManagerArgs(), strings.Fields(o.oursArgs)...), Env: strings.Fields(o.oursEnv)})
 	switch name, args, _ := strings.Cut(o.versus, "="); {
-	case karmadaBin != "":
-		return []side{us, {spec: controller.Spec{Label: "Karmada", Binary: karmadaBin, Args: karmadaArgs(us.spec.Args, strings.Fields(o.karmadaArgs)),
+	case karmada != nil:
+		return []side{us, {spec: controller.Spec{Label: "Karmada", Binary: karmada.Binary, Args: karmadaArgs(us.spec.Args, strings.Fields(o.karmadaArgs)),
 			ReadyPath: "/healthz"}, reconciler: "binding-controller"}}
 	case o.versus != "":
 		return []side{us, ours(controller.Spec{Label: name, Binary: oursBin, Args: append(slices.Clip(us.spec.Args), strings.Fields(args)...)})}
@@ -149,13 +145,6 @@ type benchReport struct {
 }
 
 type karmadaSource struct{ Checkout, Commit, Binary string }
-
-func (k *karmadaSource) binary() string {
-	if k == nil {
-		return ""
-	}
-	return k.Binary
-}
 
 // Run runs subcommand sub with its flags, args: propagation (make bench, make
 // bench-recovery), vs-karmada (make bench-vs-karmada) or rollout (make bench-rollout).
@@ -205,7 +194,7 @@ func (rep *benchReport) measure(ctx context.Context, o *options) error {
 	seq := 0
 	start := func(l load, label string) (*env, error) {
 		seq++
-		return startEnv(ctx, filepath.Join(rep.Dir, fmt.Sprintf("%02d-%s-%s", seq, session.Sanitize(label), l.Name)), l)
+		return startEnv(ctx, filepath.Join(rep.Dir, fmt.Sprintf("%02d-%s-%s", seq, url.PathEscape(label), l.Name)), l)
 	}
 	runOn := func(l load, sd side, ph phases) (*result, error) {
 		e, err := start(l, sd.spec.Label)
@@ -219,7 +208,7 @@ func (rep *benchReport) measure(ctx context.Context, o *options) error {
 		}
 		return res, nil
 	}
-	sides := o.sides(rep.Binary, rep.Karmada.binary())
+	sides := o.sides(rep.Binary, rep.Karmada)
 	for _, sd := range sides {
 		res, err := runOn(o.fleet, sd, o.phases)
 		if err != nil {
@@ -237,7 +226,7 @@ func (rep *benchReport) measure(ctx context.Context, o *options) error {
 			return err
 		}
 	}
-	padEnv, _, _, err := workload.PadForScale(o.memoryScale)
+	padEnv, err := workload.PadForScale(o.memoryScale)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func TestSides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sides := o.sides("/bin/ours", "/bin/k")
+	sides := o.sides("/bin/ours", &karmadaSource{Binary: "/bin/k"})
 	us, karmada := sides[0], sides[1]
 	if want := []string{"--concurrent-resourcebinding-syncs=12", "--work-ledger-checkpoint-interval=30s", "--v=2"}; !reflect.DeepEqual(us.spec.Args, want) {
 		t.Errorf("ours' args %q, want %q", us.spec.Args, want)
@@ -45,11 +45,11 @@ func TestSides(t *testing.T) {
 	if karmada.spec.ReadyPath != "/healthz" || karmada.reconciler != "binding-controller" || us.reconciler != "resourcebinding" {
 		t.Errorf("sides %+v", sides)
 	}
-	if alone := o.sides("/bin/ours", ""); len(alone) != 1 || alone[0].spec.Label != "ours" {
+	if alone := o.sides("/bin/ours", nil); len(alone) != 1 || alone[0].spec.Label != "ours" {
 		t.Errorf("without Karmada's binary: %+v", alone)
 	}
 	o.versus = "backoff=--watch-works=false"
-	if two := o.sides("/bin/ours", ""); len(two) != 2 || two[1].spec.Label != "backoff" || two[1].reconciler != "resourcebinding" ||
+	if two := o.sides("/bin/ours", nil); len(two) != 2 || two[1].spec.Label != "backoff" || two[1].reconciler != "resourcebinding" ||
 		controller.Flag(two[1].spec.Args, "watch-works") != "false" || controller.Flag(two[0].spec.Args, "watch-works") != "" {
 		t.Errorf("--versus: %+v", two)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/binding-controller/binding-controller/bench/wait"
 	"github.com/binding-controller/binding-controller/bench/workload"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
-	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
 // freshChanges are bindings changed while a controller restarts, each timed from the
@@ -40,13 +39,12 @@ type freshChange struct {
 
 // freshRestart restarts sd once more on the idle plane and, from ph.freshInterval after
 // its process started, changes ph.fresh bindings spread over the fleet, one every
-// ph.freshInterval: changes met by a controller that is listing its caches and priming,
-// as after a rollout or a leader change. A change doubles the binding's replicas on
-// every cluster: a spec change each of its Works must show, which both controllers see
-// through the binding, as a scheduler's change.
+// ph.freshInterval: changes met by a controller listing its caches and priming, as after
+// a rollout or a leader change. A change doubles a binding's replicas, as a scheduler's
+// change, which both controllers see through the binding.
 func (e *env) freshRestart(ctx context.Context, sd side, ph phases) (*freshChanges, error) {
 	label := sd.spec.Label + " fresh changes"
-	if _, err := wait.PlaneIdle(ctx, label); err != nil {
+	if err := wait.PlaneIdle(ctx, label); err != nil {
 		return nil, err
 	}
 	fc := &freshChanges{Interval: ph.freshInterval}
@@ -63,7 +61,7 @@ func (e *env) freshRestart(ctx context.Context, sd side, ph phases) (*freshChang
 	if err := <-made; err != nil {
 		return nil, err
 	}
-	if err := e.tracker.Wait(ctx, ph.timeout, func(get func(string) *localplane.WorkState) bool { return fc.settle(get) }); wait.IgnoreTimeout(err) != nil {
+	if err := e.tracker.Wait(ctx, ph.timeout, fc.settle); wait.IgnoreTimeout(err) != nil {
 		return nil, err
 	}
 	session.Logf("%s: %d changes (every %s): latency p50 %s, p99 %s, max %s", label, len(fc.Changes), fc.Interval,
@@ -84,10 +82,9 @@ func (e *env) makeChanges(ctx context.Context, fc *freshChanges, start time.Time
 		for _, k := range workKeys(target) {
 			c.before[k] = e.tracker.Get(k).Generation
 		}
-		rb := &workv1alpha2.ResourceBinding{}
-		rb.Namespace, rb.Name = target.Namespace, target.Name
+		doubled, patch := workload.DoubleReplicas(target)
 		c.sent = time.Now()
-		if err := e.plane.Client.Patch(ctx, rb, workload.DoubleReplicas(target)); err != nil {
+		if err := e.plane.Client.Patch(ctx, doubled, patch); err != nil {
 			return fmt.Errorf("changing binding %s: %w", c.Binding, err)
 		}
 		fc.Changes = append(fc.Changes, c)
@@ -118,8 +115,7 @@ func (fc *freshChanges) settle(get func(string) *localplane.WorkState) bool {
 			c.Latency, ns[i], fc.Error = -1, float64(1<<62), "some changes were never written"
 		}
 	}
-	fc.P50 = time.Duration(report.Percentile(ns, 50))
-	fc.P99 = time.Duration(report.Percentile(ns, 99))
-	fc.Max = time.Duration(report.Percentile(ns, 100))
+	pct := func(p float64) time.Duration { return time.Duration(report.Percentile(ns, p)) }
+	fc.P50, fc.P99, fc.Max = pct(50), pct(99), pct(100)
 	return fc.Error == ""
 }

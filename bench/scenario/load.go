@@ -156,11 +156,7 @@ func (e *env) bind(ctx context.Context, d *appsv1.Deployment, permanentID string
 
 // workKeys are the tracker's keys of the Works rb makes.
 func workKeys(rb *workv1alpha2.ResourceBinding) []string {
-	keys := make([]string, len(rb.Spec.Clusters))
-	for i, c := range rb.Spec.Clusters {
-		keys[i] = workKey(rb.Spec.Resource, c.Name)
-	}
-	return keys
+	return mapEach(rb.Spec.Clusters, func(c workv1alpha2.TargetCluster) string { return workKey(rb.Spec.Resource, c.Name) })
 }
 
 // workKey is the tracker's key of the Work of template ref on cluster.

@@ -76,7 +76,7 @@ func (m *meter) stop(ctx context.Context, ctl *controller.Controller) (usage, er
 // for quiet and reads what the controller used.
 func (m *meter) finish(ctx context.Context, ctl *controller.Controller, start time.Time, ph *phase, what string) error {
 	ph.Reconciled = time.Since(start)
-	if _, err := ctl.WaitQuiet(ctx, 2*time.Second, time.Minute); wait.IgnoreTimeout(err) != nil {
+	if err := ctl.WaitQuiet(ctx, 2*time.Second, time.Minute); wait.IgnoreTimeout(err) != nil {
 		return err
 	}
 	u, err := m.stop(ctx, ctl)
@@ -104,7 +104,7 @@ type memory struct {
 // so that every reading is taken at the same point of the collections rather than
 // wherever the last one left them.
 func readMemory(ctx context.Context, ctl *controller.Controller) (memory, error) {
-	s, _, err := ctl.SettleGC(ctx, 2, time.Minute)
+	s, err := ctl.SettleGC(ctx, 2, time.Minute)
 	if wait.IgnoreTimeout(err) != nil {
 		return memory{}, err
 	}
@@ -138,11 +138,7 @@ func (e *env) ceiling(ctx context.Context, concurrency int, qps float64, timeout
 	templates := append([]*appsv1.Deployment{canary}, e.templates...)
 	var works []*workv1alpha1.Work
 	for i, rb := range append([]*workv1alpha2.ResourceBinding{workload.Binding(canary, "canary", "bench-canary", []string{workload.Member(0)})}, e.bindings...) {
-		u, err := workload.ToUnstructured(templates[i])
-		var w []*workv1alpha1.Work
-		if err == nil {
-			w, err = workload.RenderBinding(rb, u)
-		}
+		w, err := workload.RenderBinding(rb, templates[i])
 		if err != nil {
 			return nil, err
 		}

@@ -58,9 +58,18 @@ func (e *env) recover(ctx context.Context, ctl *controller.Controller, block tim
 	out := &recoveries{Block: block.String()}
 	var latencies []float64
 	for i := range n {
-		smp := r.sample(ctx, ctl, recoveryNamespace, fmt.Sprintf("%s-%d", prefix, i), block)
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		smp := sample{Template: recoveryNamespace + "/" + name}
+		err := r.steps(ctx, &smp, recoveryNamespace, name, block)
+		r.sim.Connect(r.blocked)
+		if err == nil {
+			err = ctl.Alive() // it must have outlived the sample
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if err != nil {
+			smp.Error = err.Error()
 		}
 		out.Samples = append(out.Samples, smp)
 		if smp.Error == "" && !smp.TimedOut {
@@ -81,20 +90,6 @@ type sampler struct {
 	sim                  *executionsim.Simulator
 	blocked, other       string
 	timeout, stepTimeout time.Duration
-}
-
-// sample runs one recovery of template ns/name; ctl must still be alive after it.
-func (r *sampler) sample(ctx context.Context, ctl *controller.Controller, ns, name string, block time.Duration) sample {
-	out := sample{Template: ns + "/" + name}
-	err := r.steps(ctx, &out, ns, name, block)
-	r.sim.Connect(r.blocked)
-	if err == nil {
-		err = ctl.Alive()
-	}
-	if err != nil {
-		out.Error = err.Error()
-	}
-	return out
 }
 
 // steps: the template bound to both clusters, both Works; the blocked cluster

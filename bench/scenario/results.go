@@ -5,10 +5,10 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/binding-controller/binding-controller/bench/audit"
 	"github.com/binding-controller/binding-controller/bench/report"
 )
 
@@ -22,40 +22,37 @@ const (
 // figures lay the fleet's results out, a column per side (and their ratio with two),
 // then the other loads', ours alone. A figure a side lacks is n/a: a phase it did not
 // get to, or any of a propagation that timed out (a partial fleet compares with nothing).
-func (rep *benchReport) figures(o *options) *figures {
-	f := newFigures(mapEach(rep.Results, func(r *result) string { return r.Label })...)
+func (rep *benchReport) figures(o *options) *report.Figures {
+	f := report.NewFigures(mapEach(rep.Results, func(r *result) string { return r.Label })...)
 	each := func(of func(*result) float64) []float64 {
 		return mapEach(rep.Results, func(r *result) float64 { return orNaN(!r.Propagation.TimedOut, func() float64 { return of(r) }) })
 	}
 	works := float64(o.fleet.works())
 	f.Section("initial propagation: " + o.fleet.String())
-	f.add("every Work exists after", "s", each(func(r *result) float64 { return r.Propagation.Elapsed.Seconds() })...)
-	f.add("Works/s", "%.0f/s", each(func(r *result) float64 { return r.Propagation.WorksPerSec })...)
-	f.add("controller CPU", "s", each(func(r *result) float64 { return r.Propagation.CPUSeconds })...)
-	f.add("  per Work", "%.3g ms", each(func(r *result) float64 { return 1000 * r.Propagation.CPUSeconds / works })...)
-	f.add("kube-apiserver + etcd CPU per Work", "%.3g ms", each(func(r *result) float64 { return 1000 * r.Propagation.PlaneCPUSeconds / works })...)
-	f.held("Work requests per new Work (audit)", "%.3f", "exactly 1", func(v float64) bool { return math.Abs(v-1) < 0.0005 },
+	f.Add("every Work exists after", "s", each(func(r *result) float64 { return r.Propagation.Elapsed.Seconds() })...)
+	f.Add("Works/s", "%.0f/s", each(func(r *result) float64 { return r.Propagation.WorksPerSec })...)
+	f.Add("controller CPU", "s", each(func(r *result) float64 { return r.Propagation.CPUSeconds })...)
+	f.Add("  per Work", "%.3g ms", each(func(r *result) float64 { return 1000 * r.Propagation.CPUSeconds / works })...)
+	f.Add("kube-apiserver + etcd CPU per Work", "%.3g ms", each(func(r *result) float64 { return 1000 * r.Propagation.PlaneCPUSeconds / works })...)
+	f.Held("Work requests per new Work (audit)", "%.3f", "exactly 1", func(v float64) bool { return math.Abs(v-1) < 0.0005 },
 		each(func(r *result) float64 { return float64(r.Propagation.Requests.Match("works.work.karmada.io")) / works })...)
-	f.add("all requests per new Work (audit)", "%.3f", each(func(r *result) float64 { return float64(r.Propagation.Requests.Total()) / works })...)
-	verbFigures(f, works, "%.3f", mapEach(rep.Results, func(r *result) audit.Counts {
-		if r.Propagation.TimedOut {
-			return nil
-		}
-		return r.Propagation.Requests
-	})...)
+	f.Add("all requests per new Work (audit)", "%.3f", each(func(r *result) float64 { return float64(r.Propagation.Requests.Total()) / works })...)
+	verbFigures(f, "%.3f", func(verb string) []float64 {
+		return each(func(r *result) float64 { return float64(r.Propagation.Requests.Match("", verb)) / works })
+	})
 	if c := rep.Ceiling; c != nil {
-		f.add(fmt.Sprintf("ceiling: a plain client creating the same Works, %d at once: Works/s", o.ceilingConcurrency), "%.0f/s", orNaN(!c.TimedOut, func() float64 { return c.WorksPerSec }))
-		f.add("  kube-apiserver + etcd CPU per Work", "%.3g ms", 1000*c.PlaneCPUSeconds/float64(c.Seen))
-		f.held("controller ÷ ceiling Works/s", "%.2f", fmt.Sprintf("≥ %.2f", targetCeilingRatio), func(v float64) bool { return v >= targetCeilingRatio },
+		f.Add(fmt.Sprintf("ceiling: a plain client creating the same Works, %d at once: Works/s", o.ceilingConcurrency), "%.0f/s", orNaN(!c.TimedOut, func() float64 { return c.WorksPerSec }))
+		f.Add("  kube-apiserver + etcd CPU per Work", "%.3g ms", 1000*c.PlaneCPUSeconds/float64(c.Seen))
+		f.Held("controller ÷ ceiling Works/s", "%.2f", fmt.Sprintf("≥ %.2f", targetCeilingRatio), func(v float64) bool { return v >= targetCeilingRatio },
 			each(func(r *result) float64 { return r.Propagation.WorksPerSec / c.WorksPerSec })...)
-		f.add("kube-apiserver + etcd CPU per Work, the controller's ÷ the plain client's", "%.2f",
+		f.Add("kube-apiserver + etcd CPU per Work, the controller's ÷ the plain client's", "%.2f",
 			each(func(r *result) float64 {
 				return r.Propagation.PlaneCPUSeconds / works / (c.PlaneCPUSeconds / float64(c.Seen))
 			})...)
 	}
 	f.Section("memory (VmRSS), every Work current")
-	f.add("controller RSS", "%.1f MiB", each(func(r *result) float64 { return mib(r.Current.RSS) })...)
-	f.add("  growth per Work over idle", "%.3g KiB", each(func(r *result) float64 { return float64(r.Current.RSS-r.Idle.RSS) / 1024 / works })...)
+	f.Add("controller RSS", "%.1f MiB", each(func(r *result) float64 { return mib(r.Current.RSS) })...)
+	f.Add("  growth per Work over idle", "%.3g KiB", each(func(r *result) float64 { return float64(r.Current.RSS-r.Idle.RSS) / 1024 / works })...)
 	if o.phases.resync {
 		phaseFigures(f, "no-op resync: every binding re-queued (an annotation patched), nothing to change", mapEach(rep.Results, func(r *result) *phase { return r.Resync }), false)
 	}
@@ -76,93 +73,84 @@ func mapEach[T, U any](xs []T, of func(T) U) []U {
 	return out
 }
 
-// verbFigures add a row per verb any of counts used, each count ÷ per.
-func verbFigures(f *figures, per float64, unit string, counts ...audit.Counts) {
+// verbFigures add a row per verb any column used, of(verb) its values.
+func verbFigures(f *report.Figures, unit string, of func(verb string) []float64) {
 	for _, verb := range []string{"discovery", "list", "watch", "get", "create", "update", "patch", "delete"} {
-		values, used := make([]float64, len(counts)), false
-		for i, c := range counts {
-			values[i] = orNaN(c != nil, func() float64 { return float64(c.Match("", verb)) / per })
-			used = used || values[i] > 0
-		}
-		if used {
-			f.add("  "+verb, unit, values...)
+		if values := of(verb); slices.ContainsFunc(values, func(v float64) bool { return v > 0 }) {
+			f.Add("  "+verb, unit, values...)
 		}
 	}
 }
 
 // phaseFigures are a resync's or a restart's, a column each: neither may write, a
 // resync may not read live, and a restart may not read a Work by itself.
-func phaseFigures(f *figures, title string, phases []*phase, restart bool) {
+func phaseFigures(f *report.Figures, title string, phases []*phase, restart bool) {
 	f.Section(title)
 	of := func(v func(*phase) float64) []float64 {
 		return mapEach(phases, func(ph *phase) float64 { return orNaN(ph != nil, func() float64 { return v(ph) }) })
 	}
 	zero := func(v float64) bool { return v == 0 }
-	f.add("every binding reconciled after", "s", of(func(ph *phase) float64 { return ph.Reconciled.Seconds() })...)
-	f.add("last request after", "s", of(func(ph *phase) float64 { return ph.LastRequest.Seconds() })...)
-	f.held("writes (audit)", "%.0f", "0", zero, of(func(ph *phase) float64 { return float64(ph.Requests.Writes("")) })...)
-	f.held("  of Works", "%.0f", "0", zero, of(func(ph *phase) float64 { return float64(ph.Requests.Writes("works.work.karmada.io")) })...)
+	f.Add("every binding reconciled after", "s", of(func(ph *phase) float64 { return ph.Reconciled.Seconds() })...)
+	f.Add("last request after", "s", of(func(ph *phase) float64 { return ph.LastRequest.Seconds() })...)
+	f.Held("writes (audit)", "%.0f", "0", zero, of(func(ph *phase) float64 { return float64(ph.Requests.Writes("")) })...)
+	f.Held("  of Works", "%.0f", "0", zero, of(func(ph *phase) float64 { return float64(ph.Requests.Writes("works.work.karmada.io")) })...)
 	if restart {
-		f.held("Work GETs (audit)", "%.0f", "0", zero, of(func(ph *phase) float64 { return float64(ph.Requests["get works.work.karmada.io"]) })...)
+		f.Held("Work GETs (audit)", "%.0f", "0", zero, of(func(ph *phase) float64 { return float64(ph.Requests["get works.work.karmada.io"]) })...)
 	} else {
-		f.held("live reads: get, list (audit)", "%.0f", "0", zero, of(func(ph *phase) float64 { return float64(ph.Requests.Reads("")) })...)
+		f.Held("live reads: get, list (audit)", "%.0f", "0", zero, of(func(ph *phase) float64 { return float64(ph.Requests.Reads("")) })...)
 	}
-	f.add("all requests (audit)", "%.0f", of(func(ph *phase) float64 { return float64(ph.Requests.Total()) })...)
-	verbFigures(f, 1, "%.0f", mapEach(phases, func(ph *phase) audit.Counts {
-		if ph == nil {
-			return nil
-		}
-		return ph.Requests
-	})...)
-	f.add("controller CPU", "s", of(func(ph *phase) float64 { return ph.CPUSeconds })...)
+	f.Add("all requests (audit)", "%.0f", of(func(ph *phase) float64 { return float64(ph.Requests.Total()) })...)
+	verbFigures(f, "%.0f", func(verb string) []float64 {
+		return of(func(ph *phase) float64 { return float64(ph.Requests.Match("", verb)) })
+	})
+	f.Add("controller CPU", "s", of(func(ph *phase) float64 { return ph.CPUSeconds })...)
 	if restart {
-		f.add("RSS after", "%.1f MiB", of(func(ph *phase) float64 { return mib(ph.RSS) })...)
-		f.add("Work ledger checkpoint ConfigMaps at start", "%.0f", of(func(ph *phase) float64 { return float64(ph.CheckpointConfigMaps) })...)
+		f.Add("RSS after", "%.1f MiB", of(func(ph *phase) float64 { return mib(ph.RSS) })...)
+		f.Add("Work ledger checkpoint ConfigMaps at start", "%.0f", of(func(ph *phase) float64 { return float64(ph.CheckpointConfigMaps) })...)
 	}
 }
 
 // recoveryFigures are the recoveries after each block and the fresh changes, a column
 // per side.
-func (rep *benchReport) recoveryFigures(f *figures, o *options) {
-	per := func(of func(*result) float64) []float64 { return mapEach(rep.Results, of) }
+func (rep *benchReport) recoveryFigures(f *report.Figures, o *options) {
 	if ph := o.phases; ph.recoverySamples > 0 {
 		f.Section(fmt.Sprintf("recovery, with the restarted process: a blocked cluster's old Work gone → its new Work, %d samples each", ph.recoverySamples))
 		for i, block := range ph.recoveryBlocks {
 			rec := func(v func(*recoveries) report.Num) []float64 {
-				return per(func(r *result) float64 {
+				return mapEach(rep.Results, func(r *result) float64 {
 					return orNaN(len(r.Recovery) > i, func() float64 { return float64(v(r.Recovery[i])) / 1000 })
 				})
 			}
-			f.add(fmt.Sprintf("blocked %s: median", block), "s", rec(func(x *recoveries) report.Num { return x.P50Ms })...)
-			f.add("  max", "s", rec(func(x *recoveries) report.Num { return x.MaxMs })...)
+			f.Add(fmt.Sprintf("blocked %s: median", block), "s", rec(func(x *recoveries) report.Num { return x.P50Ms })...)
+			f.Add("  max", "s", rec(func(x *recoveries) report.Num { return x.MaxMs })...)
 		}
 	}
 	if ph := o.phases; ph.fresh > 0 {
 		f.Section(fmt.Sprintf("a second restart: %d bindings' replicas doubled, one every %s from %s after process start; change → its last Work rewritten",
 			ph.fresh, ph.freshInterval, ph.freshInterval))
 		fresh := func(v func(*freshChanges) time.Duration) []float64 {
-			return per(func(r *result) float64 { return orNaN(r.Fresh != nil, func() float64 { return v(r.Fresh).Seconds() }) })
+			return mapEach(rep.Results, func(r *result) float64 { return orNaN(r.Fresh != nil, func() float64 { return v(r.Fresh).Seconds() }) })
 		}
-		f.add("p50", "s", fresh(func(fc *freshChanges) time.Duration { return fc.P50 })...)
-		f.add("p99", "s", fresh(func(fc *freshChanges) time.Duration { return fc.P99 })...)
-		f.add("max", "s", fresh(func(fc *freshChanges) time.Duration { return fc.Max })...)
+		f.Add("p50", "s", fresh(func(fc *freshChanges) time.Duration { return fc.P50 })...)
+		f.Add("p99", "s", fresh(func(fc *freshChanges) time.Duration { return fc.P99 })...)
+		f.Add("max", "s", fresh(func(fc *freshChanges) time.Duration { return fc.Max })...)
 	}
 }
 
 // loadFigures are the other loads', ours alone.
-func (rep *benchReport) loadFigures(f *figures) {
+func (rep *benchReport) loadFigures(f *report.Figures) {
 	if w := rep.Loads["webhook"]; w != nil {
 		f.Section(fmt.Sprintf("behind karmada-webhook's Work mutation: %s, %s", w.Load, w.Label))
-		f.add("initial: Work requests per new Work (audit)", "%.3f", float64(w.Propagation.Requests.Match("works.work.karmada.io"))/float64(w.Propagation.Seen))
+		f.Add("initial: Work requests per new Work (audit)", "%.3f", float64(w.Propagation.Requests.Match("works.work.karmada.io"))/float64(w.Propagation.Seen))
 		phaseFigures(f, "behind the webhook: no-op resync", []*phase{w.Resync}, false)
 		phaseFigures(f, "behind the webhook: restart", []*phase{w.Restart}, true)
 	}
 	elapsed := func(r *result) float64 { return orNaN(!r.Propagation.TimedOut, r.Propagation.Elapsed.Seconds) }
 	if wide, narrow := rep.Loads["fanout-wide"], rep.Loads["fanout-narrow"]; wide != nil {
 		f.Section(fmt.Sprintf("fan-out: the same %d Works, wide and narrow, %s", wide.Load.works(), wide.Label))
-		f.add(fmt.Sprintf("wide: %d × %d clusters", wide.Load.Bindings, wide.Load.PerBinding), "s", elapsed(wide))
-		f.add(fmt.Sprintf("narrow: %d bindings × 1 cluster", narrow.Load.Bindings), "s", elapsed(narrow))
-		f.held("wide ÷ narrow time", "%.2f", fmt.Sprintf("≤ %.0f", targetFanoutRatio), func(v float64) bool { return v <= targetFanoutRatio }, elapsed(wide)/elapsed(narrow))
+		f.Add(fmt.Sprintf("wide: %d × %d clusters", wide.Load.Bindings, wide.Load.PerBinding), "s", elapsed(wide))
+		f.Add(fmt.Sprintf("narrow: %d bindings × 1 cluster", narrow.Load.Bindings), "s", elapsed(narrow))
+		f.Held("wide ÷ narrow time", "%.2f", fmt.Sprintf("≤ %.0f", targetFanoutRatio), func(v float64) bool { return v <= targetFanoutRatio }, elapsed(wide)/elapsed(narrow))
 	}
 	if big := rep.Loads["memory"]; big != nil {
 		base := rep.Results[0]
@@ -171,12 +159,12 @@ func (rep *benchReport) loadFigures(f *figures) {
 		}
 		f.Section(fmt.Sprintf("memory: the live heap with every Work cached, %s", base.Label))
 		for _, m := range []*result{base, big} {
-			f.add(fmt.Sprintf("heap per cached Work, %s manifests", report.Bytes(m.ManifestBytes)), "%.3g KiB", heap(m)/1024)
-			f.add("  peak RSS (VmHWM)", "%.1f MiB", mib(m.Current.PeakRSS))
+			f.Add(fmt.Sprintf("heap per cached Work, %s manifests", report.Bytes(m.ManifestBytes)), "%.3g KiB", heap(m)/1024)
+			f.Add("  peak RSS (VmHWM)", "%.1f MiB", mib(m.Current.PeakRSS))
 		}
-		f.held(fmt.Sprintf("heap per Work, %.0f× manifest ÷ 1×", float64(big.ManifestBytes)/float64(base.ManifestBytes)), "%.2f",
+		f.Held(fmt.Sprintf("heap per Work, %.0f× manifest ÷ 1×", float64(big.ManifestBytes)/float64(base.ManifestBytes)), "%.2f",
 			fmt.Sprintf("≤ %.2f (flat)", targetMemoryGrowth), func(v float64) bool { return v <= targetMemoryGrowth }, heap(big)/heap(base))
-		f.add("template cache: extra heap per template", "%.3g KiB", float64(big.Idle.HeapLive-base.Idle.HeapLive)/float64(base.Load.Bindings)/1024)
+		f.Add("template cache: extra heap per template", "%.3g KiB", float64(big.Idle.HeapLive-base.Idle.HeapLive)/float64(base.Load.Bindings)/1024)
 	}
 }
 
@@ -220,3 +208,5 @@ func (rep *benchReport) notes(o *options) []string {
 	}
 	return n
 }
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -176,7 +176,7 @@ func (b *rolloutBench) change(ctx context.Context, image string) error {
 // and syncs from just before the change until it is quiet again.
 func (b *rolloutBench) measure(ctx context.Context, label, image, what string, done func(start time.Time) bool) (rolloutRun, error) {
 	r := rolloutRun{Label: label}
-	if _, err := b.ctl.WaitQuiet(ctx, 2*time.Second, rolloutLimit); err != nil {
+	if err := b.ctl.WaitQuiet(ctx, 2*time.Second, rolloutLimit); err != nil {
 		return r, err
 	}
 	m, err := startMeter(ctx, b.env, b.ctl, b.sd)
@@ -190,7 +190,7 @@ func (b *rolloutBench) measure(ctx context.Context, label, image, what string, d
 	}
 	if r.Wall = time.Since(start).Seconds(); err == nil {
 		session.Logf("%s: %s after %.1fs; waiting for the controller to go quiet", label, what, r.Wall)
-		_, err = b.ctl.WaitQuiet(ctx, 2*time.Second, rolloutLimit)
+		err = b.ctl.WaitQuiet(ctx, 2*time.Second, rolloutLimit)
 	}
 	var u usage
 	if err == nil {
@@ -231,24 +231,24 @@ func (b *rolloutBench) report(s *session.Session, a, r rolloutRun, poll time.Dur
 	for _, st := range rep.StageTimes {
 		row := []string{st.Stage, fmt.Sprint(st.Clusters), fmt.Sprint(st.Timed)}
 		for _, v := range st.Seconds {
-			row = append(row, value("s", float64(v[0])), value("s", float64(v[1])))
+			row = append(row, report.Value("s", float64(v[0])), report.Value("s", float64(v[1])))
 		}
 		t.Add(row...)
 	}
-	t.Add("metric", "", fmt.Sprint(r.StageCount), value("s", r.StageSum/r.StageCount-b.soak.Seconds())+" mean")
+	t.Add("metric", "", fmt.Sprint(r.StageCount), report.Value("s", r.StageSum/r.StageCount-b.soak.Seconds())+" mean")
 	fmt.Println()
 	t.Print(os.Stdout)
-	f, n := &figures{report.Figures{Labels: []string{"no policy", "rollout"}}}, float64(len(b.bindings))
+	f, n := &report.Figures{Labels: []string{"no policy", "rollout"}}, float64(len(b.bindings))
 	each := func(v func(rolloutRun) float64) []float64 { return []float64{v(a), v(r)} }
 	f.Section("controller CPU (user+system, /proc), from the change until quiet")
-	f.add("CPU", "%.2fs", each(func(x rolloutRun) float64 { return x.CPU })...)
-	f.add("syncs (controller_runtime_reconcile_total)", "%.0f", each(func(x rolloutRun) float64 { return x.Syncs })...)
+	f.Add("CPU", "%.2fs", each(func(x rolloutRun) float64 { return x.CPU })...)
+	f.Add("syncs (controller_runtime_reconcile_total)", "%.0f", each(func(x rolloutRun) float64 { return x.Syncs })...)
 	perSync := each(func(x rolloutRun) float64 { return 1000 * x.CPU / x.Syncs })
-	f.Add("CPU per sync", report.Cells{Values: []string{value("%.2fms", perSync[0]), value("%.2fms", perSync[1]) + fmt.Sprintf(" (%.2f×)", rep.Ratio)},
+	f.AddCells("CPU per sync", report.Cells{Values: []string{report.Value("%.2fms", perSync[0]), report.Value("%.2fms", perSync[1]) + fmt.Sprintf(" (%.2f×)", rep.Ratio)},
 		Verdicts: []string{"", report.Verdict(rep.Ratio <= 1.1)}}, "≤ 1.1× no policy")
-	f.add("CPU per binding (its change / its rollout)", "%.2fms", each(func(x rolloutRun) float64 { return 1000 * x.CPU / n })...)
-	f.add("syncs per binding", "%.1f", each(func(x rolloutRun) float64 { return x.Syncs / n })...)
-	f.add("until every Work / rollout done", "s", each(func(x rolloutRun) float64 { return x.Wall })...)
+	f.Add("CPU per binding (its change / its rollout)", "%.2fms", each(func(x rolloutRun) float64 { return 1000 * x.CPU / n })...)
+	f.Add("syncs per binding", "%.1f", each(func(x rolloutRun) float64 { return x.Syncs / n })...)
+	f.Add("until every Work / rollout done", "s", each(func(x rolloutRun) float64 { return x.Wall })...)
 	rep.Figures, rep.Notes = f.List, []string{
 		fmt.Sprintf("%s; one plane, one controller (--rollout-health-poll-interval=%s): run A, then the policy adopts every binding (minSuccessTime %s), then run B; the simulator writes Work status every 1s",
 			b.load, poll, b.soak),

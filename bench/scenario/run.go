@@ -19,7 +19,6 @@ import (
 	"github.com/binding-controller/binding-controller/bench/wait"
 	"github.com/binding-controller/binding-controller/bench/workload"
 	"github.com/binding-controller/binding-controller/internal/testenv/localplane"
-	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
 )
 
@@ -83,9 +82,8 @@ type propagation struct {
 }
 
 // phase is a no-op resync or a restart, timed from its start (a restart's: process
-// start) until every binding was reconciled and until the last of the controller's
-// requests the API server logged before it went quiet. A restart also has its RSS once
-// quiet, and the ConfigMaps of this project's Work ledger checkpoint it started on.
+// start) until every binding was reconciled and until the controller's last request
+// before it went quiet; a restart also has its RSS and the checkpoint it started on.
 type phase struct {
 	Bindings             int           `json:"bindings"`
 	Reconciles           float64       `json:"reconciles"`
@@ -100,9 +98,7 @@ type phase struct {
 // run measures sd over e: the initial propagation, memory, and the phases ph asks for.
 func (e *env) run(ctx context.Context, sd side, ph phases) (*result, error) {
 	res := &result{Label: sd.spec.Label, Load: e.load}
-	if len(e.templates) > 0 {
-		res.ManifestBytes, _ = workload.ManifestBytes(e.templates[0])
-	}
+	res.ManifestBytes, _ = workload.ManifestBytes(e.templates[0]) // every load has a template
 	ctl, err := e.startReady(ctx, sd)
 	if err != nil {
 		return nil, err
@@ -136,10 +132,9 @@ func (e *env) run(ctx context.Context, sd side, ph phases) (*result, error) {
 	return res, err
 }
 
-// startReady starts sd on e and binds one small template of the load's kind (the
-// canary) to the first member: once its Work exists, the controller is up and its
-// caches, the template kind's among them, are synced. Then it waits for quiet, so that
-// what the controller does next is the load's.
+// startReady starts sd on e and binds one small template (the canary) to the first
+// member: once its Work exists, the controller's caches are synced. Then it waits for
+// quiet, so that what the controller does next is the load's.
 func (e *env) startReady(ctx context.Context, sd side) (*controller.Controller, error) {
 	ctl, err := controller.Start(ctx, sd.spec, e.kubeconfig, filepath.Join(e.plane.Dir, "controller.log"))
 	if err != nil {
@@ -153,7 +148,7 @@ func (e *env) startReady(ctx context.Context, sd side) (*controller.Controller, 
 		_, err = e.tracker.WaitAll(ctx, workKeys(rb), 2*time.Minute)
 	}
 	if err == nil {
-		_, err = ctl.WaitQuiet(ctx, time.Second, 30*time.Second)
+		err = ctl.WaitQuiet(ctx, time.Second, 30*time.Second)
 		err = wait.IgnoreTimeout(err)
 	}
 	if err != nil {
@@ -191,7 +186,7 @@ func (e *env) propagate(ctx context.Context, ctl *controller.Controller, sd side
 	if err != nil {
 		return err
 	}
-	if _, err := ctl.WaitQuiet(ctx, time.Second, time.Minute); wait.IgnoreTimeout(err) != nil {
+	if err := ctl.WaitQuiet(ctx, time.Second, time.Minute); wait.IgnoreTimeout(err) != nil {
 		return err
 	}
 	u, err := m.stop(ctx, ctl)
@@ -217,9 +212,7 @@ func (e *env) resync(ctx context.Context, ctl *controller.Controller, sd side, p
 		[]byte(fmt.Sprintf(`{"metadata":{"annotations":{"bench.binding-controller.io/resync":%q}}}`, time.Now().Format(time.RFC3339Nano))))
 	start := time.Now()
 	err = parallel(ctx, len(e.bindings), ph.creators, func(ctx context.Context, i int) error {
-		rb := &workv1alpha2.ResourceBinding{}
-		rb.Namespace, rb.Name = e.bindings[i].Namespace, e.bindings[i].Name
-		return e.plane.Client.Patch(ctx, rb, patch)
+		return e.plane.Client.Patch(ctx, e.bindings[i].DeepCopy(), patch)
 	})
 	rs := &phase{Bindings: len(e.bindings)}
 	if err == nil {
@@ -231,12 +224,11 @@ func (e *env) resync(ctx context.Context, ctl *controller.Controller, sd side, p
 	return rs, m.finish(ctx, ctl, start, rs, "resync")
 }
 
-// restart starts a fresh process over the propagated fleet once the plane is idle, and
-// times it from process start until every binding is reconciled and it is quiet: what a
-// restart or a leader change costs. The caller stops the process it returns, also with
-// an error.
+// restart starts a fresh process over the propagated fleet once the plane is idle and
+// times it until every binding is reconciled and it is quiet: what a restart or a leader
+// change costs. The caller stops the process it returns, also with an error.
 func (e *env) restart(ctx context.Context, sd side, ph phases, rs *phase) (*controller.Controller, error) {
-	if _, err := wait.PlaneIdle(ctx, sd.spec.Label+" restart"); err != nil {
+	if err := wait.PlaneIdle(ctx, sd.spec.Label+" restart"); err != nil {
 		return nil, err
 	}
 	m, err := startMeter(ctx, e, nil, sd)

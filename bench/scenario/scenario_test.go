@@ -3,9 +3,7 @@
 package scenario
 
 import (
-	"math"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -37,53 +35,6 @@ func TestOnlyOursWithAnIntervalCheckpoints(t *testing.T) {
 		if got := c.sd.checkpoints(); got != c.want {
 			t.Errorf("%+v checkpoints = %v, want %v", c.sd, got, c.want)
 		}
-	}
-}
-
-func TestValuesAndRatiosPrintInTheirUnits(t *testing.T) {
-	for _, c := range []struct {
-		unit string
-		v    float64
-		want string
-	}{
-		{"s", 12.345, "12.3s"}, {"s", 125, "2m5s"}, {"%.3g ms", 0.4567, "0.457 ms"}, {"%.1f MiB", 1234.56, "1234.6 MiB"}, {"%.0f/s", 812.6, "813/s"},
-		{"%.0f", 41, "41"}, {"%.2f", 2.345, "2.35"}, {"s", math.NaN(), "n/a"}, {"%.0f", math.Inf(1), "n/a"},
-	} {
-		if got := value(c.unit, c.v); got != c.want {
-			t.Errorf("value(%q, %v) = %q, want %q", c.unit, c.v, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		a, b float64
-		want string
-	}{{1, 4, "0.25×"}, {30, 10, "3×"}, {0, 7, "0×"}, {1500, 10, "150×"}, {3, 0, "n/a"}, {0, 0, "n/a"}, {math.NaN(), 1, "n/a"}} {
-		f := newFigures("a", "b")
-		f.add("x", "%.0f", c.a, c.b)
-		if got := f.List[0].Values["a ÷ b"]; got != c.want {
-			t.Errorf("ratio of %v ÷ %v = %q, want %q", c.a, c.b, got, c.want)
-		}
-	}
-}
-
-// A figure held against a target has a verdict per column; a missing value misses it.
-func TestHeldFiguresCarryTheirVerdicts(t *testing.T) {
-	f := newFigures("ours")
-	f.Section("s")
-	zero := func(v float64) bool { return v == 0 }
-	f.held("writes", "%.0f", "0", zero, 0)
-	f.held("reads", "%.0f", "0", zero, math.NaN())
-	f.add("  detail", "%.3f", 1)
-	var b strings.Builder
-	f.Table().Print(&b)
-	want := `figure    ours   target  result
-------    ----   ------  ------
-— s
-writes    0      0       pass
-reads     n/a    0       MISS
-  detail  1.000
-`
-	if b.String() != want {
-		t.Errorf("table\n%s\nwant\n%s", b.String(), want)
 	}
 }
 
