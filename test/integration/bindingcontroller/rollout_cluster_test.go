@@ -200,7 +200,7 @@ var _ = Describe("Staged rollouts of ClusterResourceBindings", func() {
 			Expect(s).NotTo(HaveKeyWithValue("member3", badVersion), "member3 got the bad change: %v", s)
 		}
 		// Events of cluster-scoped objects are kept in the default namespace.
-		Expect(eventsOn("default", "ClusterResourceBinding", crbName)()).To(ContainElements(
+		Eventually(eventsOn("default", "ClusterResourceBinding", crbName)).Should(ContainElements(
 			ContainSubstring("Warning RolloutClusterFailed: cluster member1 failed on revision"),
 			ContainSubstring("Warning RolloutRolledBack: rolled back to the previous revision: member1")))
 

@@ -169,7 +169,7 @@ var _ = Describe("Staged rollouts at the edges", func() {
 		Expect(fleetImages(ns)).To(Equal(map[string]string{"member1": "nginx:1.29", "member2": "nginx:1.28", "member3": "nginx:1.27"}))
 		Expect(clusterStatus(ns, "web-deployment", "member2")()).To(HaveField("PreviousRevision", superseded))
 		Expect(clusterStatus(ns, "web-deployment", "member3")()).To(HaveField("PreviousRevision", original))
-		Expect(eventsOn(ns, "ResourceBinding", "web-deployment")()).To(ContainElement(
+		Eventually(eventsOn(ns, "ResourceBinding", "web-deployment")).Should(ContainElement(
 			HaveSuffix("Normal RolloutSuperseded: revision %s supersedes the rollout of %s", rolloutOf(ns, "web-deployment")().Revision, superseded)))
 
 		By("a cluster joining the gated stage meanwhile gets what member3 runs there, never the superseded 1.28")
@@ -326,7 +326,7 @@ var _ = Describe("Staged rollouts at the edges", func() {
 		halted := meta.FindStatusCondition(status.Conditions, "Halted")
 		Expect(halted).NotTo(BeNil())
 		Expect(halted.Message).To(HaveSuffix("member2: " + why))
-		Expect(eventsOn(ns, "ResourceBinding", "web-deployment")()).To(ContainElements(
+		Eventually(eventsOn(ns, "ResourceBinding", "web-deployment")).Should(ContainElements(
 			"Warning RolloutClusterFailed: cluster member2 failed on revision "+status.Revision+": "+why,
 			"Warning RolloutHalted: rollout of "+status.Revision+" halted: 1 clusters failed, 0 tolerated: member2: "+why))
 

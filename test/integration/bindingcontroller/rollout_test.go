@@ -178,7 +178,7 @@ var _ = Describe("Staged rollouts", func() {
 				Expect(s["member3"]).To(Equal("nginx:1.27"), "member3 updated beside member2 (maxConcurrency 1): %v", s)
 			}
 		}
-		Expect(eventsOn(ns, "ResourceBinding", "web-deployment")()).To(ContainElements(
+		Eventually(eventsOn(ns, "ResourceBinding", "web-deployment")).Should(ContainElements(
 			ContainSubstring("Normal RolloutStageStarted: stage canary started: member1"),
 			ContainSubstring("Normal RolloutStageStarted: stage rest started: member2, member3"),
 			ContainSubstring("Normal RolloutComplete: revision web-deployment-")))
@@ -202,7 +202,7 @@ var _ = Describe("Staged rollouts", func() {
 		status := rolloutOf(ns, "web-deployment")()
 		Expect(status.Clusters[0]).To(And(
 			HaveField("Name", "member1"), HaveField("State", rolloutsv1alpha1.ClusterRolledBack)))
-		Expect(eventsOn(ns, "ResourceBinding", "web-deployment")()).To(ContainElements(
+		Eventually(eventsOn(ns, "ResourceBinding", "web-deployment")).Should(ContainElements(
 			ContainSubstring("Warning RolloutClusterFailed: cluster member1 failed on revision"),
 			ContainSubstring("Warning RolloutHalted"),
 			ContainSubstring("Warning RolloutRolledBack: rolled back to the previous revision: member1")))
