@@ -4,6 +4,7 @@ package bindingcontroller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -266,7 +267,8 @@ func (r *Reconciler) rolloutPolicyFor(ctx context.Context, template *unstructure
 
 // readRolloutHealth reads, live, the status of the Works of the clusters that run the
 // current revision, while a rollout is under way or the binding is new to its policy:
-// a rollout at rest reads nothing.
+// a rollout at rest reads nothing. The Works are read a bounded number at once: read one
+// after the other, a stage of many clusters would make each poll wait on all of them.
 func (r *Reconciler) readRolloutHealth(ctx context.Context, s *scope, in *rolloutplan.Input) error {
 	st, current := in.Status, in.Revision
 	if st.Revision == current && (st.Phase == rolloutsv1alpha1.PhaseHalted || st.Phase == rolloutsv1alpha1.PhaseRolledBack) {
@@ -276,20 +278,36 @@ func (r *Reconciler) readRolloutHealth(ctx context.Context, s *scope, in *rollou
 	for _, c := range st.Clusters {
 		onCurrent[c.Name] = c.Revision == current
 	}
-	workName := s.workName()
+	var clusters []string
 	for _, t := range s.targets {
-		if known, ok := onCurrent[t.Cluster]; ok && !known {
-			continue
+		if known, ok := onCurrent[t.Cluster]; !ok || known {
+			clusters = append(clusters, t.Cluster)
 		}
+	}
+	workName := s.workName()
+	judged := make([]*rollouthealth.Judgement, len(clusters))
+	errs := make([]error, len(clusters))
+	forEach(len(clusters), r.ClusterSyncConcurrency, func(i int) {
 		work := &workv1alpha1.Work{}
-		key := types.NamespacedName{Namespace: names.ExecutionNamespace(t.Cluster), Name: workName}
+		key := types.NamespacedName{Namespace: names.ExecutionNamespace(clusters[i]), Name: workName}
 		switch err := r.APIReader.Get(ctx, key, work); {
 		case apierrors.IsNotFound(err):
-			continue
 		case err != nil:
-			return fmt.Errorf("reading work %s: %w", key, err)
+			errs[i] = fmt.Errorf("reading work %s: %w", key, err)
+		default:
+			j := rollouthealth.Judge(work, s.template.GetGeneration())
+			judged[i] = &j
 		}
-		in.Health[t.Cluster] = rollouthealth.Judge(work, s.template.GetGeneration())
+	}, func(i int, value any, _ []byte) {
+		errs[i] = fmt.Errorf("reading the work of cluster %s: panic: %v", clusters[i], value)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, j := range judged {
+		if j != nil {
+			in.Health[clusters[i]] = *j
+		}
 	}
 	return nil
 }
