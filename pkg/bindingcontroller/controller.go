@@ -86,6 +86,8 @@ type Reconciler struct {
 	stuck         *stuckWarnings
 	// rollouts feeds the rollouts-by-phase gauge; both kinds share one (Setup).
 	rollouts *rolloutTracker
+	// memory spares a sync mid-rollout the reads of what this process wrote itself.
+	memory *rolloutMemory
 	// watchesWorks: a Work's deletion requeues its binding. Set by setupWithManager.
 	watchesWorks bool
 	// queue is the controller's queue, set once it starts (queueReady closed); nil when
@@ -133,6 +135,7 @@ func NewReconciler(c Config) *Reconciler {
 		deletionWaits: newDeletionWaits(),
 		stuck:         newStuckWarnings(),
 		rollouts:      newRolloutTracker(),
+		memory:        newRolloutMemory(),
 		watchesWorks:  true,
 		queueReady:    make(chan struct{}),
 		parking:       &bindingqueue.Parking{},

@@ -52,6 +52,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	r.deletionWaits.record(s.indexKey(), nil)
 	r.stuck.forget(s.indexKey())
 	r.rollouts.record(s.indexKey(), "")
+	r.memory.forget(s.indexKey())
 	if err := r.releaseFinalizer(ctx, s); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s from %s: %w", s.finalizer, s, err)
 	}
@@ -116,6 +117,7 @@ func (r *Reconciler) reconcileGone(ctx context.Context, k bindingAPI, key types.
 	r.deletionWaits.record(bindingIndexValue(b.Kind, b.Namespace, b.Name), nil)
 	r.stuck.forget(bindingIndexValue(b.Kind, b.Namespace, b.Name))
 	r.rollouts.record(bindingIndexValue(b.Kind, b.Namespace, b.Name), "")
+	r.memory.forget(bindingIndexValue(b.Kind, b.Namespace, b.Name))
 	works, err := r.worksNaming(ctx, b)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing works of deleted %s: %w", k.named(key), err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -151,19 +152,51 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 		s.rollout = ro
 		return nil
 	}
-	if err := r.readRevisions(ctx, s, ro); err != nil {
-		return err
-	}
 	if err := r.readRolloutHealth(ctx, s, &in); err != nil {
 		return err
 	}
 	ro.step = rolloutplan.Step(in)
-	byName := map[string]*appsv1.ControllerRevision{}
-	for i := range ro.revisions {
-		byName[ro.revisions[i].Name] = &ro.revisions[i]
+	if err := r.heldBackTemplates(ctx, s, ro, in.Status.Revision, current); err != nil {
+		return err
 	}
+	s.rollout = ro
+	return nil
+}
+
+// heldBackTemplates gives ro the templates of the clusters its step holds on another
+// revision than current, the template's: from the revisions this process remembers
+// when the recorded rollout already names current (whose revision the sync that started
+// the rollout made sure of, before it recorded it), and otherwise, or when one is not
+// remembered, from the revisions listed live (readRevisions).
+func (r *Reconciler) heldBackTemplates(ctx context.Context, s *scope, ro *rollout, recorded, current string) error {
+	var names []string
+	for _, name := range ro.step.Revisions {
+		if name != current && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	byName, remembered := r.memory.revisionsNamed(s.indexKey(), s.obj.GetUID(), names)
+	if recorded != current || !remembered {
+		if err := r.readRevisions(ctx, s, ro); err != nil {
+			return err
+		}
+		byName = map[string]*appsv1.ControllerRevision{}
+		for i := range ro.revisions {
+			if slices.Contains(names, ro.revisions[i].Name) {
+				// A copy: remembered, a pointer into the list would keep all of it.
+				byName[ro.revisions[i].Name] = ro.revisions[i].DeepCopy()
+			}
+		}
+	}
+	// One template per revision: the clusters share it as they share the current one,
+	// which rendering only reads.
+	templates := map[string]*unstructured.Unstructured{}
 	for cluster, name := range ro.step.Revisions {
-		if name == in.Revision {
+		if name == current {
+			continue
+		}
+		if t, ok := templates[name]; ok {
+			ro.templates[cluster] = t
 			continue
 		}
 		rev, ok := byName[name]
@@ -176,9 +209,9 @@ func (r *Reconciler) decideRollout(ctx context.Context, s *scope) error {
 		if err != nil {
 			return err
 		}
-		ro.templates[cluster] = t
+		templates[name], ro.templates[cluster] = t, t
 	}
-	s.rollout = ro
+	r.memory.keepRevisions(s.indexKey(), s.obj.GetUID(), byName)
 	return nil
 }
 
@@ -212,10 +245,12 @@ func (r *Reconciler) readRevisions(ctx context.Context, s *scope, ro *rollout) e
 // readRollout reads the binding's BindingRollout: nil when it has none. The rollout's
 // status is its only memory, so a decision must never start from a stale copy: a cached
 // copy that lags behind this process's last write would have a cluster updated again,
-// or a whole fleet adopt a revision at once. The cache is believed only when it shows
-// the rollout over and the template unchanged since (nothing then depends on the
-// copy); otherwise, when a policy governs (current, the template's revision, is set),
-// the API server is asked.
+// or a whole fleet adopt a revision at once. The cache is believed when its copy is the
+// one this process's last write of it returned (the cache has caught up with that write
+// and nobody wrote since: the resourceVersion names one write), and when it shows the
+// rollout over and the template unchanged since (nothing then depends on the copy);
+// otherwise, when a policy governs (current, the template's revision, is set), the API
+// server is asked. A process that starts remembers no write, and asks.
 func (r *Reconciler) readRollout(ctx context.Context, s *scope, current string) (rolloutObject, error) {
 	governed := current != ""
 	key := client.ObjectKeyFromObject(s.obj)
@@ -228,6 +263,8 @@ func (r *Reconciler) readRollout(ctx context.Context, s *scope, current string) 
 		return ownRollout(cached, s), nil
 	case err != nil && !governed:
 		return nil, nil
+	case err == nil && r.memory.isLastWrite(s.indexKey(), s.obj.GetUID(), cached.GetResourceVersion()):
+		return ownRollout(cached, s), nil
 	case err == nil && cached.RolloutStatus().Phase == rolloutsv1alpha1.PhaseComplete && cached.RolloutStatus().Revision == current:
 		return ownRollout(cached, s), nil
 	}
@@ -330,6 +367,7 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 	}
 	if ro.policy == nil {
 		r.rollouts.record(s.indexKey(), "")
+		r.memory.forget(s.indexKey())
 		if err := r.Client.Delete(ctx, ro.existing); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting the rollout object of %s: %w", s, err)
 		}
@@ -344,14 +382,14 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 		obj.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(s.obj, workv1alpha2.GroupVersion.WithKind(string(s.BindingKind)))})
 		*obj.RolloutSpec() = rolloutsv1alpha1.BindingRolloutSpec{Policy: ro.policy.PolicyReference,
 			Binding: rolloutsv1alpha1.BindingReference{Name: s.obj.GetName(), UID: s.obj.GetUID()}}
-		if err := r.Client.Create(ctx, obj); err != nil {
+		if err := r.writeRollout(s, obj, func() error { return r.Client.Create(ctx, obj) }); err != nil {
 			return fmt.Errorf("creating the rollout object of %s: %w", s, err)
 		}
 	} else if obj.RolloutSpec().Policy != ro.policy.PolicyReference {
 		// Another policy governs now: a more specific one came, or the one that governed went.
 		base := obj.DeepCopyObject().(client.Object)
 		obj.RolloutSpec().Policy = ro.policy.PolicyReference
-		if err := r.Client.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
+		if err := r.writeRollout(s, obj, func() error { return r.Client.Patch(ctx, obj, client.MergeFrom(base)) }); err != nil {
 			return fmt.Errorf("naming the policy in the rollout object of %s: %w", s, err)
 		}
 	}
@@ -361,7 +399,7 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 	observeStages(*obj.RolloutStatus(), status, time.Now())
 	if !equality.Semantic.DeepEqual(*obj.RolloutStatus(), status) {
 		*obj.RolloutStatus() = status
-		if err := r.Client.Status().Update(ctx, obj); err != nil {
+		if err := r.writeRollout(s, obj, func() error { return r.Client.Status().Update(ctx, obj) }); err != nil {
 			return fmt.Errorf("writing the rollout status of %s: %w", s, err)
 		}
 	}
@@ -397,5 +435,18 @@ func (r *Reconciler) reportRollout(ctx context.Context, s *scope, res *ctrl.Resu
 	if next > 0 && (res.RequeueAfter == 0 || next < res.RequeueAfter) {
 		res.RequeueAfter = next
 	}
+	return nil
+}
+
+// writeRollout runs write, a write of the binding's rollout object obj, and remembers
+// the resourceVersion it returned: until the rollout is written again, a cached copy of
+// that version is the rollout as it is (readRollout). A write that failed may still have
+// been made, so after one nothing is remembered and the next sync asks the API server.
+func (r *Reconciler) writeRollout(s *scope, obj rolloutObject, write func() error) error {
+	if err := write(); err != nil {
+		r.memory.wrote(s.indexKey(), s.obj.GetUID(), "")
+		return err
+	}
+	r.memory.wrote(s.indexKey(), s.obj.GetUID(), obj.GetResourceVersion())
 	return nil
 }

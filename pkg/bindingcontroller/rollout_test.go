@@ -4,6 +4,7 @@ package bindingcontroller
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+	"github.com/binding-controller/binding-controller/pkg/rolloutplan"
 	"github.com/binding-controller/binding-controller/pkg/rolloutpolicy"
 	"github.com/binding-controller/binding-controller/pkg/templaterevision"
 )
@@ -260,6 +262,11 @@ func (f *rolloutFixture) countList(ctx context.Context, c client.WithWatch, list
 	return c.List(ctx, list, opts...)
 }
 
+// reconciler is a new process's: it remembers nothing.
+func (f *rolloutFixture) reconciler() *Reconciler {
+	return NewReconciler(Config{Client: f.cache, APIReader: f.api, Served: ServedAPIs{Rollouts: true}})
+}
+
 // sync runs the rollout phase of a sync of the binding on template, and reports it as a
 // sync does once its Works are written; it returns what was decided and the requests
 // the API server itself got (rollout GETs, revision LISTs, Work GETs).
@@ -287,6 +294,117 @@ func (f *rolloutFixture) mustSync(r *Reconciler, template *unstructured.Unstruct
 		f.t.Fatal(err)
 	}
 	return ro, requests
+}
+
+// rolled is the image cluster's Work is rendered with, and its template generation.
+func rolled(ro *rollout, cluster string, current *unstructured.Unstructured) (string, int64) {
+	t := current
+	if held, ok := ro.templates[cluster]; ok {
+		t = held
+	}
+	containers, _, _ := unstructured.NestedSlice(t.Object, "spec", "template", "spec", "containers")
+	image, _, _ := unstructured.NestedString(containers[0].(map[string]any), "image")
+	return image, t.GetGeneration()
+}
+
+func startedAgain(ro *rollout) bool {
+	return slices.ContainsFunc(ro.step.Events, func(e rolloutplan.Event) bool { return e.Reason == rolloutplan.ReasonRolloutStarted })
+}
+
+// A binding polled mid-rollout asks the API server only for the health of the Works on
+// the new revision: its rollout comes from the cache once the cache shows this process's
+// own last write of it, and the held-back clusters' revision from what the sync that
+// started the rollout listed. A new process remembers nothing, and reads both live.
+func TestAPollMidRolloutReadsOnlyTheHealthLive(t *testing.T) {
+	f := newRolloutFixture(t, "member1", "member2", "member3")
+	v2 := f.template("nginx:2", 2)
+	r := f.reconciler()
+	ro, requests := f.mustSync(r, v2)
+	if !startedAgain(ro) || requests != [3]int{1, 1, 0} {
+		t.Fatalf("the change: started %v, requests (rollout, revision lists, works) %v, want a start, a rollout read and a list", startedAgain(ro), requests)
+	}
+	for poll := 1; poll <= 2; poll++ {
+		ro, requests = f.mustSync(r, v2)
+		if requests != [3]int{0, 0, 1} {
+			t.Errorf("poll %d: requests (rollout, revision lists, works) %v, want the canary's Work alone", poll, requests)
+		}
+		if startedAgain(ro) || ro.step.Status.Phase != rolloutsv1alpha1.PhaseProgressing {
+			t.Errorf("poll %d: decided %s with events %v, want it progressing as it was", poll, ro.step.Status.Phase, ro.step.Events)
+		}
+		for cluster, want := range map[string]string{"member1": "nginx:2", "member2": "nginx:1", "member3": "nginx:1"} {
+			image, generation := rolled(ro, cluster, v2)
+			if image != want || (want == "nginx:1") != (generation == 1) {
+				t.Errorf("poll %d: %s renders %s of template generation %d, want %s of its own", poll, cluster, image, generation, want)
+			}
+		}
+	}
+	if _, requests = f.mustSync(f.reconciler(), v2); requests != [3]int{1, 1, 1} {
+		t.Errorf("a restarted process: requests (rollout, revision lists, works) %v, want one of each", requests)
+	}
+}
+
+// The cache is believed only when it shows the rollout as this process last wrote it:
+// behind that write, or after a write that failed (it may have been made), the rollout
+// is read live, and the decision comes from it.
+func TestACacheBehindTheLastWriteIsNotBelieved(t *testing.T) {
+	f := newRolloutFixture(t, "member1", "member2")
+	v2 := f.template("nginx:2", 2)
+	before := &rolloutsv1alpha1.BindingRollout{}
+	if err := f.store.Get(context.Background(), client.ObjectKeyFromObject(f.rb), before); err != nil {
+		t.Fatal(err)
+	}
+	r := f.reconciler()
+	f.mustSync(r, v2)
+
+	f.stale = before
+	ro, requests := f.mustSync(r, v2)
+	if requests[0] != 1 || startedAgain(ro) {
+		t.Errorf("a cache still on the complete rollout: %d live reads of it, started again %v; want one, and not", requests[0], startedAgain(ro))
+	}
+
+	f.stale = nil
+	healthy := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-member1", Name: seedWorkName},
+		Status: workv1alpha1.WorkStatus{
+			Conditions: []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful",
+				LastTransitionTime: metav1.Now()}},
+			ManifestStatuses: []workv1alpha1.ManifestStatus{{Health: workv1alpha1.ResourceHealthy,
+				Status: &runtime.RawExtension{Raw: []byte(`{"phase":"Running"}`)}}}}}
+	if err := f.store.Create(context.Background(), healthy); err != nil {
+		t.Fatal(err)
+	}
+	f.failStatusWrites = true
+	if _, _, err := f.sync(r, v2); err == nil {
+		t.Fatal("the canary's health was recorded although the status write failed")
+	}
+	f.failStatusWrites = false
+	ro, requests = f.mustSync(r, v2)
+	if requests[0] != 1 || ro.step.Status.Clusters[0].State != rolloutsv1alpha1.ClusterHealthy {
+		t.Errorf("after a failed write: %d live reads of the rollout, canary %s; want one, and Healthy", requests[0], ro.step.Status.Clusters[0].State)
+	}
+}
+
+// A template changed mid-rollout makes a new revision: the sync lists the revisions and
+// keeps the new one, whatever it remembers, and the clusters it has not reached keep
+// what they run.
+func TestAChangeMidRolloutListsAndKeepsItsRevision(t *testing.T) {
+	f := newRolloutFixture(t, "member1", "member2")
+	r := f.reconciler()
+	f.mustSync(r, f.template("nginx:2", 2))
+	v3 := f.template("nginx:3", 3)
+	ro, requests := f.mustSync(r, v3)
+	if requests[1] != 1 {
+		t.Errorf("%d lists of the revisions, want one", requests[1])
+	}
+	name, err := templaterevision.NameOf(f.rb, v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &appsv1.ControllerRevision{}); err != nil {
+		t.Errorf("the revision of nginx:3: %v", err)
+	}
+	if image, _ := rolled(ro, "member2", v3); image != "nginx:1" {
+		t.Errorf("member2 renders %s, want nginx:1, which it runs", image)
+	}
 }
 
 // The health of a stage's clusters is read a bounded number of Works at once
