@@ -62,9 +62,7 @@ func TestDemo(t *testing.T) {
 		"All steps behaved",
 		"stopped binding-controller-manager and the control plane",
 	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the demo's output lacks %q", want)
-		}
+		assertOutputHas(t, out.String(), want)
 	}
 	assertBehaved(t, out.String())
 }
@@ -77,6 +75,14 @@ func buildManager(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return binary
+}
+
+// assertOutputHas fails when the demo's output lacks want.
+func assertOutputHas(t *testing.T, out, want string) {
+	t.Helper()
+	if !strings.Contains(out, want) {
+		t.Errorf("the demo's output lacks %q", want)
+	}
 }
 
 // assertBehaved fails when the demo's output reports a step that did not behave, or the

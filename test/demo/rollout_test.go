@@ -4,7 +4,6 @@ package demo
 
 import (
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/binding-controller/binding-controller/internal/testenv/demoscript"
@@ -29,9 +28,7 @@ func TestDemoRollout(t *testing.T) {
 		"All steps behaved",
 		"stopped binding-controller-manager and the control plane",
 	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the demo's output lacks %q", want)
-		}
+		assertOutputHas(t, out.String(), want)
 	}
 	// The revision table at the steps that matter: the canary alone on the new image, then
 	// member1 rolled back while member2 and member3 stay pending on the good revision.
