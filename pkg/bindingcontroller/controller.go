@@ -18,6 +18,7 @@ import (
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/cacheable"
+	"github.com/binding-controller/binding-controller/pkg/eventrepeats"
 	"github.com/binding-controller/binding-controller/pkg/interpreter"
 	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
 	"github.com/binding-controller/binding-controller/pkg/recent"
@@ -129,6 +130,11 @@ func NewReconciler(c Config) *Reconciler {
 	}
 	if c.Interpreter == nil {
 		c.Interpreter = interpreter.New(interpreter.Options{})
+	}
+	if c.Recorder != nil {
+		// A sync polled mid-rollout repeats its failures every few seconds; recorded each
+		// time, they would use up the events the API server takes for the binding.
+		c.Recorder = eventrepeats.NewRecorder(c.Recorder)
 	}
 	return &Reconciler{
 		Config:        c,

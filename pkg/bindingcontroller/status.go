@@ -321,8 +321,8 @@ const (
 // policies shaped its Work. Karmada records these on every sync; here a success is
 // recorded only when the Work it shaped was written (created or updated), so that a
 // resync of unchanged Works raises no stream of identical events. A policy that failed to
-// apply is recorded on every sync that hits it: such a cluster is not retried until the
-// binding or a policy changes, so this cannot repeat on its own.
+// apply is recorded on every sync that hits it, its repeats spaced out as every event's
+// are (eventrepeats): a rollout's polls resync the binding every few seconds.
 //
 // rendered holds, per target (the order of results), the annotations of the Work
 // rendered for it (nil when rendering failed).

@@ -302,9 +302,12 @@ var _ = Describe("Staged rollouts at the edges", func() {
 		reportAllHealthy()
 		joinMember("member13")
 		ns := newNamespace()
+		// The healthy clusters race the deadline too: 10 s leaves a busy machine room to
+		// report them healthy before it.
+		const deadline = 10 * time.Second
 		createRolloutPolicy(ns, "web", rolloutsv1alpha1.RolloutPolicySpec{ResourceSelectors: webOnly,
 			Stages:           []rolloutsv1alpha1.RolloutStage{stageOf("canary", "member1"), stageOf("rest", "member2", "member3", "member13")},
-			ProgressDeadline: &metav1.Duration{Duration: 3 * time.Second}})
+			ProgressDeadline: &metav1.Duration{Duration: deadline}})
 		d, rb := createWeb(ns, members...)
 
 		By("member2 is unreachable: its Work, deleted, stays terminating and blocks the new one")
@@ -319,7 +322,7 @@ var _ = Describe("Staged rollouts at the edges", func() {
 		Expect(fleetImages(ns)).To(Equal(map[string]string{"member1": "nginx:1.28", "member3": "nginx:1.28"}),
 			"member3 got the revision beside the blocked member2")
 		status := rolloutOf(ns, "web-deployment")()
-		why := "not healthy within the progress deadline 3s: work " + workKey("member2", d).String() + " is being deleted"
+		why := "not healthy within the progress deadline " + deadline.String() + ": work " + workKey("member2", d).String() + " is being deleted"
 		Expect(clusterStatus(ns, "web-deployment", "member2")()).To(And(
 			HaveField("State", rolloutsv1alpha1.ClusterFailed), HaveField("Message", why)))
 		Expect(clusterStatus(ns, "web-deployment", "member3")()).To(HaveField("State", rolloutsv1alpha1.ClusterHealthy))
