@@ -75,6 +75,9 @@ type Config struct {
 	WorkWriter workapply.Writer
 	// TemplateKinds refuses template kinds the cache could never list; nil trusts every kind.
 	TemplateKinds *cacheable.Kinds
+	// WorksSynced tells whether the Work cache has made its initial list (workcache); nil:
+	// the Works are in the manager's cache, synced before any sync runs.
+	WorksSynced func() bool
 }
 
 // Reconciler syncs one kind of binding to its Works: its Config, and what it keeps while
@@ -169,6 +172,9 @@ func (r *Reconciler) dispatch(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	obj := k.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			if !r.worksCached() {
+				return r.afterWorksCached(req, ctrl.Result{}), nil
+			}
 			return r.reconcileGone(ctx, k, req.NamespacedName)
 		}
 		return ctrl.Result{}, err
@@ -179,14 +185,53 @@ func (r *Reconciler) dispatch(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	s := newScope(k, obj)
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("binding", klog.KObj(obj)))
-	if !obj.GetDeletionTimestamp().IsZero() {
-		return r.reconcileDelete(ctx, s)
+	if r.worksCached() {
+		if !obj.GetDeletionTimestamp().IsZero() {
+			return r.reconcileDelete(ctx, s)
+		}
+		return r.reconcile(ctx, s)
 	}
-	return r.reconcile(ctx, s)
+	// The Works are still being listed after a start. A fresh change is served from live
+	// reads; what needs every Work of the binding (its deletion, a re-verification) waits.
+	if !obj.GetDeletionTimestamp().IsZero() || r.queue.LowPriority(req) || s.binding.PermanentID == "" {
+		return r.afterWorksCached(req, ctrl.Result{}), nil
+	}
+	s.live = true
+	res, err := r.reconcile(ctx, s)
+	return r.afterWorksCached(req, res), err
 }
 
-func (r *Reconciler) applier() *workapply.Applier {
-	return &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger, Writer: r.WorkWriter}
+// workCacheWait is how often a binding waiting for the Work cache to sync looks again,
+// when it cannot be parked until then.
+const workCacheWait = time.Second
+
+// worksCached tells whether the Work cache has made its initial list: until then, a Work
+// missing from it may exist all the same.
+func (r *Reconciler) worksCached() bool {
+	return r.WorksSynced == nil || r.WorksSynced()
+}
+
+// afterWorksCached has req synced again once the Work cache has synced: parked with the
+// re-verifications of the start (released once the ledger is primed, which waits for the
+// Work cache), or else looked at again shortly.
+func (r *Reconciler) afterWorksCached(req ctrl.Request, res ctrl.Result) ctrl.Result {
+	if r.queue != nil && r.parking.Park(req) {
+		return res
+	}
+	if res.RequeueAfter == 0 || res.RequeueAfter > workCacheWait {
+		res.RequeueAfter = workCacheWait
+	}
+	return res
+}
+
+// applier writes this reconciler's Works; live, it reads their metadata from the API
+// server instead of the cache, which has not synced yet.
+func (r *Reconciler) applier(live bool) *workapply.Applier {
+	a := &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger, Writer: r.WorkWriter}
+	if live {
+		a.Cache = r.APIReader
+	}
+	return a
 }
 
 // Controller names, as --controllers knows them.
@@ -270,6 +315,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			TemplateKinds:              templateKinds,
 			Served:                     apis,
 			Interpreter:                resourceInterpreter,
+			WorksSynced:                worksSyncedOf(mgr.GetCache()),
 		})
 		r.deletionWaits = deletionWaits
 		r.rollouts = rollouts
@@ -511,7 +557,9 @@ type scope struct {
 	absentClusters map[string]error
 
 	// works are the binding's Works, listed once (listWorks).
-	works    []metav1.PartialObjectMetadata
+	works []metav1.PartialObjectMetadata
+	// live: the Work cache has not synced yet, so the Works are read from the API server.
+	live     bool
 	template *unstructured.Unstructured
 
 	// results holds one result per target, in targets' order (nil: no Work was written).

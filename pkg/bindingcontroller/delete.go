@@ -38,7 +38,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	works = append(works, live...)
-	applier := r.applier()
+	applier := r.applier(false)
 	results := make([]workapply.Result, 0, len(works))
 	for i := range works {
 		cluster, _ := names.ClusterOfExecutionNamespace(works[i].Namespace)
@@ -144,7 +144,7 @@ func (r *Reconciler) reconcileGone(ctx context.Context, k bindingAPI, key types.
 	}
 
 	logger := ctrl.LoggerFrom(ctx).WithValues("binding", klog.KRef(key.Namespace, key.Name))
-	applier := r.applier()
+	applier := r.applier(false)
 	results := make([]workapply.Result, 0, len(orphans))
 	for i := range orphans {
 		cluster, _ := names.ClusterOfExecutionNamespace(orphans[i].Namespace)

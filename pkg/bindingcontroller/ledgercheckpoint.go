@@ -35,7 +35,7 @@ func primeFromCheckpoint(ctx context.Context, ledger *workapply.Ledger, store *l
 		return 0, 0, err
 	}
 	// A shard that did not decode only leaves its Works uncovered.
-	if !c.WaitForCacheSync(ctx) {
+	if !c.WaitForCacheSync(ctx) || !waitForWorks(ctx, c) {
 		return 0, 0, errors.New("the caches did not sync")
 	}
 	works := workapply.WorkMetadataList()

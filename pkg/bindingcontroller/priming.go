@@ -52,6 +52,9 @@ func (p *ledgerPrimer) Start(ctx context.Context) error {
 	defer p.ledger.PrimingDone()
 	ctx, cancel := context.WithTimeout(ctx, primingTimeout)
 	defer cancel()
+	// Priming done releases the re-verifications, which need the Work cache: a paged list
+	// may well end before it has synced.
+	defer waitForWorks(ctx, p.cache)
 	start := time.Now()
 	if p.store != nil {
 		added, uncovered, err := primeFromCheckpoint(ctx, p.ledger, p.store, p.cache)
@@ -119,4 +122,27 @@ func (r *Reconciler) releaseParkedOncePrimed(ctx context.Context) error {
 	ctrl.LoggerFrom(ctx).Info("Re-queued the re-verifications parked until the Work ledger was primed",
 		"controllerKind", string(r.Kind), "bindings", n)
 	return nil
+}
+
+// worksCache is the manager's cache when the Works are cached apart (workcache).
+type worksCache interface {
+	WorksSynced() bool
+	WaitForWorks(ctx context.Context) bool
+}
+
+// worksSyncedOf tells whether c's Works have synced; nil when c is one cache, which the
+// manager waits for as a whole before any controller starts.
+func worksSyncedOf(c cache.Cache) func() bool {
+	if w, ok := c.(worksCache); ok {
+		return w.WorksSynced
+	}
+	return nil
+}
+
+// waitForWorks waits until c's Works have synced, when they are cached apart.
+func waitForWorks(ctx context.Context, c cache.Cache) bool {
+	if w, ok := c.(worksCache); ok {
+		return w.WaitForWorks(ctx)
+	}
+	return true
 }

@@ -88,7 +88,11 @@ const (
 // listWorks lists the binding's Works, once: the orphans, the purged and the renamed are
 // all found among them.
 func (r *Reconciler) listWorks(ctx context.Context, s *scope) bool {
-	works, err := r.worksNaming(ctx, s.binding)
+	list := r.worksNaming
+	if s.live {
+		list = r.worksLabelled
+	}
+	works, err := list(ctx, s.binding)
 	if err != nil {
 		s.stopped = &stop{reason: stopToRetry, err: fmt.Errorf("listing works of %s: %w", s, err)}
 		return false
@@ -142,7 +146,7 @@ func (r *Reconciler) ensureWorks(ctx context.Context, s *scope) bool {
 		}
 		return true
 	}
-	applier := r.applier()
+	applier := r.applier(s.live)
 	workName := s.workName()
 	reviser := r.replicaReviser(ctx)
 	forEach(len(targets), r.ClusterSyncConcurrency, func(i int) {
@@ -178,7 +182,7 @@ func (r *Reconciler) removeOrphanWorks(ctx context.Context, s *scope) bool {
 	for _, t := range s.targets {
 		wanted[t.Cluster] = true
 	}
-	applier := r.applier()
+	applier := r.applier(s.live)
 	for i := range s.works {
 		work := &s.works[i]
 		cluster, ok := names.ClusterOfExecutionNamespace(work.Namespace)
@@ -202,7 +206,7 @@ func (r *Reconciler) removeRenamedWorks(ctx context.Context, s *scope) bool {
 			current[res.Cluster] = res.Work.Name
 		}
 	}
-	applier := r.applier()
+	applier := r.applier(s.live)
 	for i := range s.works {
 		cluster, ok := names.ClusterOfExecutionNamespace(s.works[i].Namespace)
 		if name, rendered := current[cluster]; !ok || !rendered || s.works[i].Name == name {
@@ -229,7 +233,7 @@ func (r *Reconciler) purgeEvictedDirectly(ctx context.Context, s *scope) bool {
 	for _, d := range s.deletes {
 		tried[d.Work] = true
 	}
-	applier := r.applier()
+	applier := r.applier(s.live)
 	waitingFor := sets.New[string]()
 	for i := range s.works {
 		cluster, ok := names.ClusterOfExecutionNamespace(s.works[i].Namespace)
@@ -268,6 +272,17 @@ func (r *Reconciler) worksNaming(ctx context.Context, b render.Binding) ([]metav
 		}
 	}
 	return works, nil
+}
+
+// worksLabelled lists from the API server the Works labelled with binding b's permanent
+// id, for a sync before the Work cache has synced. Works of an earlier binding of the same
+// name carry another id: they wait for the sync that follows the cache's (afterWorksCached).
+func (r *Reconciler) worksLabelled(ctx context.Context, b render.Binding) ([]metav1.PartialObjectMetadata, error) {
+	list := workapply.WorkMetadataList()
+	if err := r.APIReader.List(ctx, list, client.MatchingLabels(b.Labels())); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 // workName is the name of the binding's Works, from spec.resource: it is known even when

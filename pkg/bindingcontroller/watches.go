@@ -4,13 +4,13 @@ package bindingcontroller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 
 	clusterv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/cluster/v1alpha1"
 	configv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/config/v1alpha1"
 	policyv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/policy/v1alpha1"
 	rolloutsv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/rollouts/v1alpha1"
-	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int,
@@ -61,8 +62,11 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	b = r.watchCustomizations(b)
 	b = r.watchWebhookConfigurations(b)
 	if watchWorks {
-		// Metadata only: the cache's memory must not grow with manifest size.
-		b = b.WatchesMetadata(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(r.bindingsOwning), builder.WithPredicates(workChanged(r.bindingNotCached)))
+		// Metadata only: the cache's memory must not grow with manifest size. The workers
+		// do not wait for this source to sync (startOnly): fresh changes are served while
+		// the Works are still being listed (workcache).
+		b = b.WatchesRawSource(startOnly{source.Kind[client.Object](mgr.GetCache(), workapply.WorkMetadata(),
+			handler.EnqueueRequestsFromMapFunc(r.bindingsOwning), workChanged(r.bindingNotCached))})
 	}
 	release := func(ctx context.Context) error {
 		return r.releaseParkedOncePrimed(ctrl.LoggerInto(ctx, mgr.GetLogger()))
@@ -203,6 +207,16 @@ func (r *Reconciler) bindingsInterpretedBy(ctx context.Context, obj client.Objec
 	}
 	return r.bindingsIndexed(ctx, bindingByTemplateKindIndex, []string{kindKey(c.Spec.Target.APIVersion, c.Spec.Target.Kind)})
 }
+
+// startOnly is a source whose sync the controller does not wait for before it starts its
+// workers: it hides the source's WaitForSync.
+type startOnly struct{ src source.Source }
+
+func (s startOnly) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	return s.src.Start(ctx, q)
+}
+
+func (s startOnly) String() string { return fmt.Sprintf("%v (not waited for)", s.src) }
 
 // deletionOrMetadataChanged lets through the binding updates that leave its generation
 // alone but matter to its Works: the start of its deletion, its labels (the permanent id)

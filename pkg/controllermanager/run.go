@@ -25,6 +25,8 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/apis"
 	"github.com/binding-controller/binding-controller/pkg/bindingcontroller"
 	"github.com/binding-controller/binding-controller/pkg/cachecompact"
+	"github.com/binding-controller/binding-controller/pkg/workapply"
+	"github.com/binding-controller/binding-controller/pkg/workcache"
 )
 
 // Scheme returns the types the manager reads and writes.
@@ -106,8 +108,10 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		// Resource templates are of any kind and read as unstructured objects; caching
 		// them keeps a resync from costing a live read per binding. The cache holds them
 		// as JSON (cachecompact), not as nested maps ten times the size.
-		Client:     client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Cache:      cache.Options{DefaultTransform: cachecompact.Transform},
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache:  cache.Options{DefaultTransform: cachecompact.Transform},
+		// The Works apart, so that the controllers start without waiting for them.
+		NewCache:   workcache.NewFunc(workapply.WorkMetadata()),
 		Controller: config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	})
 	if err != nil {
@@ -163,7 +167,10 @@ type cacheSyncWatcher struct {
 }
 
 func (w *cacheSyncWatcher) Start(ctx context.Context) error {
-	if w.cache.WaitForCacheSync(ctx) {
+	// The Works too: the controllers start without them, but a replica is only caught up
+	// once it can re-verify every binding.
+	works, split := w.cache.(*workcache.Cache)
+	if w.cache.WaitForCacheSync(ctx) && (!split || works.WaitForWorks(ctx)) {
 		w.synced.Store(true)
 	}
 	<-ctx.Done()
@@ -173,7 +180,7 @@ func (w *cacheSyncWatcher) Start(ctx context.Context) error {
 func (w *cacheSyncWatcher) NeedLeaderElection() bool { return false }
 
 // addProbes serves /healthz while the process lives and /readyz once the informer caches
-// have synced, so a rollout waits for a replica that can actually serve.
+// have synced, the Works' included, so a rollout waits for a replica that can actually serve.
 func addProbes(mgr manager.Manager) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err

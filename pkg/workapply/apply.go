@@ -36,6 +36,16 @@ type Applier struct {
 	Ledger *Ledger
 	// Writer creates and updates Works; nil writes through Client.
 	Writer Writer
+	// Cache reads Work metadata; nil reads it through Client. A reader of the API server
+	// stands in for a cache that has not synced yet.
+	Cache client.Reader
+}
+
+func (a *Applier) cache() client.Reader {
+	if a.Cache != nil {
+		return a.Cache
+	}
+	return a.Client
 }
 
 func (a *Applier) writer() Writer {
@@ -75,7 +85,7 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 	logger := log.FromContext(ctx).WithValues("cluster", cluster, "work", key.String())
 
 	cached := WorkMetadata()
-	err := a.Client.Get(ctx, key, cached)
+	err := a.cache().Get(ctx, key, cached)
 	switch {
 	case apierrors.IsNotFound(err):
 		result.Outcome, result.Err = a.create(ctx, desired)

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package restart_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/binding-controller/binding-controller/internal/testenv/testkit"
+	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
+)
+
+var members = []string{"member1", "member2"}
+
+// createWeb creates Deployment name in ns and its binding to both members.
+func createWeb(ns, name string) (*appsv1.Deployment, *workv1alpha2.ResourceBinding) {
+	d := testkit.Deployment(ns, name)
+	Expect(k8s.Create(ctx, d)).To(Succeed())
+	rb := testkit.Binding(ns, name+"-deployment", "id-"+name, d, members...)
+	Expect(k8s.Create(ctx, rb)).To(Succeed())
+	return d, rb
+}
+
+// replicas returns what a cluster's Work of d asks for: "absent", or the manifest's
+// replicas.
+func replicas(cluster string, d *appsv1.Deployment) func() string {
+	return func() string {
+		w := &workv1alpha1.Work{}
+		err := k8s.Get(ctx, testkit.WorkKey(cluster, d), w)
+		if apierrors.IsNotFound(err) {
+			return "absent"
+		}
+		Expect(err).NotTo(HaveOccurred())
+		var manifest appsv1.Deployment
+		Expect(json.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &manifest)).To(Succeed())
+		return fmt.Sprint(*manifest.Spec.Replicas)
+	}
+}
+
+var _ = Describe("A controller restarted while the Works are still being listed", func() {
+	It("serves a fresh change at once, and leaves deletions and re-verifications until the list is in", func() {
+		ns := fmt.Sprintf("restart-%d", GinkgoRandomSeed()%100000)
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		stop := startManager(plane.Config)
+		fresh, freshRB := createWeb(ns, "fresh")
+		gone, goneRB := createWeb(ns, "gone")
+		drift, _ := createWeb(ns, "drift")
+		for _, d := range []*appsv1.Deployment{fresh, gone, drift} {
+			for _, m := range members {
+				Eventually(replicas(m, d)).Should(Equal("1"), "%s in %s", d.Name, m)
+			}
+		}
+		stop()
+
+		By("while the controller is down, someone edits a Work")
+		work := &workv1alpha1.Work{}
+		Expect(k8s.Get(ctx, testkit.WorkKey("member1", drift), work)).To(Succeed())
+		var manifest map[string]any
+		Expect(json.Unmarshal(work.Spec.Workload.Manifests[0].Raw, &manifest)).To(Succeed())
+		manifest["spec"].(map[string]any)["replicas"] = 7
+		raw, err := json.Marshal(manifest)
+		Expect(err).NotTo(HaveOccurred())
+		work.Spec.Workload.Manifests[0].Raw = raw
+		Expect(k8s.Update(ctx, work)).To(Succeed())
+
+		By("restarted with the list of every Work held back")
+		gate := newListGate()
+		stop = startManager(gate.config(plane.Config))
+		DeferCleanup(func() { stop() })
+		released := false
+		DeferCleanup(func() {
+			if !released {
+				gate.release()
+			}
+		})
+		Expect(k8s.Delete(ctx, goneRB)).To(Succeed())
+		// A binding the initial list of the bindings finds is a re-verification, which
+		// waits; a change the controller sees once it runs is fresh. Which one a change
+		// is depends on when the controller's list ran, so the change is made again until
+		// it lands after: each try must be served while the Works are still held back.
+		want := int32(1)
+		Eventually(func() bool {
+			want++
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(freshRB), freshRB)).To(Succeed())
+			freshRB.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: want}, {Name: "member2", Replicas: 1}}
+			Expect(k8s.Update(ctx, freshRB)).To(Succeed())
+			for range 20 {
+				if replicas("member1", fresh)() == fmt.Sprint(want) {
+					return true
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			return false
+		}).Should(BeTrue(), "the fresh change waited for the list of the Works")
+		Expect(gate.held.Load()).To(BeNumerically(">", 0), "nothing listed the Works: the gate proves nothing")
+
+		By("the deletion, which needs every Work of its binding, and the re-verification wait")
+		for _, m := range members {
+			Expect(replicas(m, gone)()).To(Equal("1"), "a Work of the deleted binding went before the list was in")
+		}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(goneRB), &workv1alpha2.ResourceBinding{})).To(Succeed())
+		Expect(replicas("member1", drift)()).To(Equal("7"))
+
+		By("the list in, both are done")
+		gate.release()
+		released = true
+		for _, m := range members {
+			Eventually(replicas(m, gone)).Should(Equal("absent"), m)
+		}
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: goneRB.Name}, &workv1alpha2.ResourceBinding{}))
+		}).Should(BeTrue(), "the deleted binding kept its finalizer")
+		Eventually(replicas("member1", drift)).Should(Equal("1"), "the edited Work was not restored")
+	})
+})
