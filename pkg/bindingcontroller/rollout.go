@@ -303,9 +303,11 @@ func (r *Reconciler) rolloutPolicyFor(ctx context.Context, template *unstructure
 }
 
 // readRolloutHealth reads, live, the status of the Works of the clusters that run the
-// current revision, while a rollout is under way or the binding is new to its policy:
-// a rollout at rest reads nothing. The Works are read a bounded number at once: read one
-// after the other, a stage of many clusters would make each poll wait on all of them.
+// current revision and whose health the step can use (rolloutplan.HealthUsed: not those
+// of a stage already done), while a rollout is under way or the binding is new to its
+// policy: a rollout at rest reads nothing. The Works are read a bounded number at once:
+// read one after the other, a stage of many clusters would make each poll wait on all
+// of them.
 func (r *Reconciler) readRolloutHealth(ctx context.Context, s *scope, in *rolloutplan.Input) error {
 	st, current := in.Status, in.Revision
 	if st.Revision == current && (st.Phase == rolloutsv1alpha1.PhaseHalted || st.Phase == rolloutsv1alpha1.PhaseRolledBack) {
@@ -315,9 +317,10 @@ func (r *Reconciler) readRolloutHealth(ctx context.Context, s *scope, in *rollou
 	for _, c := range st.Clusters {
 		onCurrent[c.Name] = c.Revision == current
 	}
+	used := rolloutplan.HealthUsed(*in)
 	var clusters []string
 	for _, t := range s.targets {
-		if known, ok := onCurrent[t.Cluster]; !ok || known {
+		if known, ok := onCurrent[t.Cluster]; (!ok || known) && used(t.Cluster) {
 			clusters = append(clusters, t.Cluster)
 		}
 	}

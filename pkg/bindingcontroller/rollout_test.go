@@ -296,6 +296,20 @@ func (f *rolloutFixture) mustSync(r *Reconciler, template *unstructured.Unstruct
 	return ro, requests
 }
 
+// healthy reports cluster's Work applied and healthy, as the execution side does.
+func (f *rolloutFixture) healthy(cluster string) {
+	f.t.Helper()
+	work := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-" + cluster, Name: seedWorkName},
+		Status: workv1alpha1.WorkStatus{
+			Conditions: []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful",
+				LastTransitionTime: metav1.Now()}},
+			ManifestStatuses: []workv1alpha1.ManifestStatus{{Health: workv1alpha1.ResourceHealthy,
+				Status: &runtime.RawExtension{Raw: []byte(`{"phase":"Running"}`)}}}}}
+	if err := f.store.Create(context.Background(), work); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // rolled is the image cluster's Work is rendered with, and its template generation.
 func rolled(ro *rollout, cluster string, current *unstructured.Unstructured) (string, int64) {
 	t := current
@@ -363,15 +377,7 @@ func TestACacheBehindTheLastWriteIsNotBelieved(t *testing.T) {
 	}
 
 	f.stale = nil
-	healthy := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-member1", Name: seedWorkName},
-		Status: workv1alpha1.WorkStatus{
-			Conditions: []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful",
-				LastTransitionTime: metav1.Now()}},
-			ManifestStatuses: []workv1alpha1.ManifestStatus{{Health: workv1alpha1.ResourceHealthy,
-				Status: &runtime.RawExtension{Raw: []byte(`{"phase":"Running"}`)}}}}}
-	if err := f.store.Create(context.Background(), healthy); err != nil {
-		t.Fatal(err)
-	}
+	f.healthy("member1")
 	f.failStatusWrites = true
 	if _, _, err := f.sync(r, v2); err == nil {
 		t.Fatal("the canary's health was recorded although the status write failed")
@@ -430,5 +436,22 @@ func TestAStagesHealthIsReadAFewWorksAtOnce(t *testing.T) {
 	_, requests := f.mustSync(r, f.template("nginx:2", 2))
 	if requests[2] != len(clusters) || f.mostWorkGetsAtOnce != 3 {
 		t.Errorf("%d Works read, at most %d at once; want %d, 3 at once", requests[2], f.mostWorkGetsAtOnce, len(clusters))
+	}
+}
+
+// Once the canary's stage is done, a poll reads the Works of the stage under way alone:
+// the canary's health no longer changes anything.
+func TestAPollReadsTheWorksOfTheStageUnderWayAlone(t *testing.T) {
+	f := newRolloutFixture(t, "member1", "member2", "member3")
+	v2 := f.template("nginx:2", 2)
+	r := f.reconciler()
+	f.mustSync(r, v2)
+	f.healthy("member1")
+	ro, _ := f.mustSync(r, v2)
+	if ro.step.Status.Stage != "rest" {
+		t.Fatalf("stage %q, want rest: the canary is healthy", ro.step.Status.Stage)
+	}
+	if _, requests := f.mustSync(r, v2); requests[2] != 2 {
+		t.Errorf("%d Works read, want 2: member2's and member3's", requests[2])
 	}
 }

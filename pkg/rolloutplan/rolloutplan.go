@@ -144,6 +144,33 @@ func Step(in Input) Output {
 	return s.out
 }
 
+// HealthUsed tells which clusters' health a Step of in can use, so that a sync reads
+// the Works of those alone: in a rollout in progress, a cluster of a stage already done
+// that is Healthy or Failed there keeps that state whatever its Work says (judge: a
+// lapse after its stage is the workload's, not the rollout's). Every other cluster's
+// health may count.
+func HealthUsed(in Input) func(cluster string) bool {
+	st := in.Status
+	all := func(string) bool { return true }
+	if st.Revision != in.Revision || st.Phase == rolloutsv1alpha1.PhaseHalted ||
+		st.Phase == rolloutsv1alpha1.PhaseRolledBack || st.Phase == rolloutsv1alpha1.PhaseComplete {
+		return all
+	}
+	recorded := map[string]rolloutsv1alpha1.ClusterRolloutState{}
+	for _, c := range st.Clusters {
+		recorded[c.Name] = c.State
+	}
+	current := slices.IndexFunc(in.Stages, func(stage rolloutpolicy.Stage) bool { return stage.Name == st.Stage })
+	settled := map[string]bool{}
+	for _, stage := range in.Stages[:max(current, 0)] {
+		for _, name := range stage.Clusters {
+			state := recorded[name]
+			settled[name] = state == rolloutsv1alpha1.ClusterHealthy || state == rolloutsv1alpha1.ClusterFailed
+		}
+	}
+	return func(cluster string) bool { return !settled[cluster] }
+}
+
 // syncClusters lines the recorded clusters up with the binding's: a cluster gone is
 // dropped, a new one joins (join), and each records its stage.
 func (s *step) syncClusters() {

@@ -28,12 +28,14 @@ type fleet struct {
 	works    map[string]string // cluster → revision its Work carries
 	bad      map[string]bool   // revisions that run unhealthy
 	silent   map[string]bool   // clusters that never report health
+	lapsed   map[string]bool   // clusters that report Unhealthy whatever they run
 	events   []Event
 	everHeld map[string][]string // cluster → every revision its Work carried, in order
 }
 
 func newFleet(t *testing.T, stages ...rolloutpolicy.Stage) *fleet {
-	f := &fleet{t: t, works: map[string]string{}, bad: map[string]bool{}, silent: map[string]bool{}, everHeld: map[string][]string{}}
+	f := &fleet{t: t, works: map[string]string{}, bad: map[string]bool{}, silent: map[string]bool{}, lapsed: map[string]bool{},
+		everHeld: map[string][]string{}}
 	f.in = Input{Stages: stages, Revision: "r1", Now: t0, ProgressDeadline: 10 * time.Minute}
 	f.step()
 	return f
@@ -53,13 +55,14 @@ func (f *fleet) step() {
 	for cluster, rev := range f.works {
 		switch {
 		case f.silent[cluster]:
-		case f.bad[rev]:
+		case f.bad[rev] || f.lapsed[cluster]:
 			f.in.Health[cluster] = rollouthealth.Judgement{Verdict: rollouthealth.Unhealthy, Reason: "Deployment default/web is Unhealthy"}
 		default:
 			f.in.Health[cluster] = rollouthealth.Judgement{Verdict: rollouthealth.Healthy}
 		}
 	}
 	f.out = Step(f.in)
+	f.checkHealthUsed()
 	f.in.Status = f.out.Status
 	f.events = append(f.events, f.out.Events...)
 	for cluster, rev := range f.out.Revisions {
@@ -67,6 +70,24 @@ func (f *fleet) step() {
 			f.everHeld[cluster] = append(f.everHeld[cluster], rev)
 		}
 		f.works[cluster] = rev
+	}
+}
+
+// checkHealthUsed checks that the Step decided the same with the health of the clusters
+// HealthUsed names alone, as a sync that reads only their Works gives it: whatever the
+// scenario, a Work not read never changes a decision.
+func (f *fleet) checkHealthUsed() {
+	f.t.Helper()
+	used := HealthUsed(f.in)
+	in := f.in
+	in.Health = map[string]rollouthealth.Judgement{}
+	for cluster, j := range f.in.Health {
+		if used(cluster) {
+			in.Health[cluster] = j
+		}
+	}
+	if got := Step(in); !reflect.DeepEqual(got, f.out) {
+		f.t.Fatalf("with the health HealthUsed names alone, Step decided\n%+v\nwith all of it\n%+v", got, f.out)
 	}
 }
 
@@ -394,5 +415,60 @@ func TestAStepOnItsOwnOutputChangesNothing(t *testing.T) {
 	}
 	if !reflect.DeepEqual(again.Revisions, f.out.Revisions) {
 		t.Errorf("a repeated step moved revisions: %v, want %v", again.Revisions, f.out.Revisions)
+	}
+}
+
+// The soak is there to catch a lapse: a cluster unhealthy during its stage's soak fails.
+func TestAClusterUnhealthyDuringItsSoakFails(t *testing.T) {
+	f := newFleet(t, stage("canary", 0, time.Minute, "member1"), stage("rest", 0, 0, "member2"))
+	f.settle()
+	f.in.Revision = "r2"
+	f.step() // member1 updated
+	f.step() // member1 healthy: the soak starts
+	f.lapsed["member1"] = true
+	f.in.Now = f.in.Now.Add(30 * time.Second)
+	f.step()
+	f.expectPhase(rolloutsv1alpha1.PhaseHalted)
+	f.expectWorks(map[string]string{"member1": "r2", "member2": "r1"})
+}
+
+// Once its stage is done, a cluster's lapse is the workload's, not the rollout's: the
+// rollout goes on, and its Work need not be read.
+func TestAClusterOfADoneStageIsNotJudgedAgain(t *testing.T) {
+	f := newFleet(t, canaryThenRest()...)
+	f.settle()
+	f.in.Revision = "r2"
+	f.step() // member1 updated
+	f.step() // member1 healthy: canary done; member2 updated
+	if used := HealthUsed(f.in); used("member1") || !used("member2") || !used("member3") {
+		t.Errorf("health used: member1 %t, member2 %t, member3 %t; want the rest stage's alone",
+			used("member1"), used("member2"), used("member3"))
+	}
+	f.lapsed["member1"] = true
+	f.settle()
+	f.expectPhase(rolloutsv1alpha1.PhaseComplete)
+	f.expectWorks(map[string]string{"member1": "r2", "member2": "r2", "member3": "r2"})
+}
+
+// A cluster joining a stage already done runs the revision at once, and its Work is
+// read until it is healthy on it.
+func TestAClusterJoiningADoneStageIsJudgedUntilHealthy(t *testing.T) {
+	stages := func(first ...string) []rolloutpolicy.Stage {
+		s := []rolloutpolicy.Stage{stage("a", 0, 0, first...), stage("b", 0, 0, "member2"), stage("c", 0, 0, "member3")}
+		s[2].RequireApproval = true
+		return s
+	}
+	f := newFleet(t, stages("member1")...)
+	f.settle()
+	f.in.Revision = "r2"
+	f.settle() // stage b done, c waits for approval
+	f.in.Stages = stages("member1", "member4")
+	f.settle()
+	f.expectPhase(rolloutsv1alpha1.PhaseWaitingForApproval)
+	f.expectWorks(map[string]string{"member1": "r2", "member4": "r2", "member2": "r2", "member3": "r1"})
+	for _, c := range f.out.Status.Clusters {
+		if c.Name == "member4" && c.State != rolloutsv1alpha1.ClusterHealthy {
+			t.Errorf("member4 is %s, want Healthy", c.State)
+		}
 	}
 }
