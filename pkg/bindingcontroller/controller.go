@@ -25,6 +25,7 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -193,7 +194,8 @@ func (r *Reconciler) dispatch(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	// The Works are still being listed after a start. A fresh change is served from live
 	// reads; what needs every Work of the binding (its deletion, a re-verification) waits.
-	if !obj.GetDeletionTimestamp().IsZero() || r.queue.LowPriority(req) || s.binding.PermanentID == "" {
+	reverification := r.queue.LowPriority(req) && !k.changedSinceSynced(obj)
+	if !obj.GetDeletionTimestamp().IsZero() || reverification || s.binding.PermanentID == "" {
 		return r.afterWorksCached(req, ctrl.Result{}), nil
 	}
 	s.live = true
@@ -513,6 +515,15 @@ var clusterResourceBinding = bindingAPI{
 	conditionsOf: func(o client.Object) *[]metav1.Condition {
 		return &o.(*workv1alpha2.ClusterResourceBinding).Status.Conditions
 	},
+}
+
+// changedSinceSynced tells whether a binding's spec changed since the controller last
+// synced it (or never was): its WorksSynced condition names an older generation, or there
+// is none. Found by a start's initial list, such a binding is a change not served yet,
+// not a re-verification.
+func (k bindingAPI) changedSinceSynced(obj client.Object) bool {
+	cond := meta.FindStatusCondition(*k.conditionsOf(obj), workv1alpha2.ConditionWorksSynced)
+	return cond == nil || cond.ObservedGeneration != obj.GetGeneration()
 }
 
 func bindingAPIOf(k render.BindingKind) bindingAPI {

@@ -80,7 +80,7 @@ func (p *ledgerPrimer) Start(ctx context.Context) error {
 }
 
 // awaitPriming tells whether req may be synced now. Before the ledger is primed, a
-// re-verification the initial lists queued is parked, without holding a worker, until
+// re-verification the initial lists queued (a binding unchanged since its last sync) is parked, without holding a worker, until
 // priming is over (releaseParkedOncePrimed): synced now, it would read each of its Works
 // that priming is about to vouch for. A fresh change (a watch event after start, at the
 // queue's normal priority or above) is synced at once: the few Works it concerns that the
@@ -101,10 +101,22 @@ func (r *Reconciler) awaitPriming(ctx context.Context, req ctrl.Request) (bool, 
 			return false, ctx.Err()
 		}
 	}
-	if r.queue.LowPriority(req) && r.parking.Park(req) {
+	if r.queue.LowPriority(req) && !r.changedSinceSynced(ctx, req) && r.parking.Park(req) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// changedSinceSynced tells whether the cached binding of req changed since its last sync
+// (bindingAPI.changedSinceSynced): a change made while the controller was down, or
+// before its initial list, goes first like any other.
+func (r *Reconciler) changedSinceSynced(ctx context.Context, req ctrl.Request) bool {
+	k := bindingAPIOf(r.Kind)
+	obj := k.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj, client.UnsafeDisableDeepCopy); err != nil {
+		return false
+	}
+	return k.changedSinceSynced(obj)
 }
 
 // releaseParkedOncePrimed re-queues the parked re-verifications once the ledger is primed

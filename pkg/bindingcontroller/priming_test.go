@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -28,13 +30,7 @@ import (
 // is parked without holding a worker, a fresh change to the same binding is synced at
 // once, and the parked re-verification comes back at low priority once priming is over.
 func TestOnlyReVerificationsWaitForTheLedgerToBePrimed(t *testing.T) {
-	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), seedBinding("member1"))
-	ledger := workapply.NewLedger()
-	ledger.ExpectPriming()
-	h.r.Ledger = ledger
-	h.r.queue = bindingqueue.New("test", bindingqueue.NewRateLimiter(bindingqueue.RateLimiterOptions{}), logr.Discard())
-	close(h.r.queueReady)
-	defer h.r.queue.ShutDown()
+	h, ledger := newPrimingHarness(t, syncedAt(seedBinding("member1"), 3, 3))
 	q := h.r.queue
 
 	next := func(wantPriority int) reconcile.Request {
@@ -101,6 +97,51 @@ func TestOnlyReVerificationsWaitForTheLedgerToBePrimed(t *testing.T) {
 	}
 	if h.r.parking.Park(request()) {
 		t.Error("parking still accepts requests after release; they would never come back")
+	}
+}
+
+// syncedAt gives rb generation and a WorksSynced condition of the controller's last sync,
+// at observed.
+func syncedAt(rb *workv1alpha2.ResourceBinding, generation, observed int64) *workv1alpha2.ResourceBinding {
+	rb.Generation = generation
+	rb.Status.Conditions = []metav1.Condition{{Type: workv1alpha2.ConditionWorksSynced, Status: metav1.ConditionTrue,
+		Reason: "Synced", ObservedGeneration: observed, LastTransitionTime: metav1.Now()}}
+	return rb
+}
+
+// newPrimingHarness is a harness whose ledger awaits priming, with the controller's queue.
+func newPrimingHarness(t *testing.T, rb *workv1alpha2.ResourceBinding) (*harness, *workapply.Ledger) {
+	h := newHarness(t, interceptor.Funcs{}, seedDeployment(), rb)
+	ledger := workapply.NewLedger()
+	ledger.ExpectPriming()
+	h.r.Ledger = ledger
+	h.r.queue = bindingqueue.New("test", bindingqueue.NewRateLimiter(bindingqueue.RateLimiterOptions{}), logr.Discard())
+	close(h.r.queueReady)
+	t.Cleanup(h.r.queue.ShutDown)
+	return h, ledger
+}
+
+// A binding the initial list finds changed since its last sync (its condition names an
+// older generation, or it has none) was changed while the controller was down, or just
+// before its list: it is a change to serve, not a re-verification, and does not wait for
+// the ledger.
+func TestAChangeTheInitialListFindsIsNotParked(t *testing.T) {
+	for name, rb := range map[string]*workv1alpha2.ResourceBinding{
+		"an older generation synced": syncedAt(seedBinding("member1"), 4, 3),
+		"never synced":               seedBinding("member1"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			h, _ := newPrimingHarness(t, rb)
+			low := handler.LowPriority
+			h.r.queue.AddWithOpts(priorityqueue.AddOpts{Priority: &low}, request())
+			req, _, _ := h.r.queue.GetWithPriority()
+			if _, err := h.r.Reconcile(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if !h.liveWork("member1") {
+				t.Fatal("a change found by the initial list was parked until the ledger was primed")
+			}
+		})
 	}
 }
 

@@ -49,7 +49,7 @@ func replicas(cluster string, d *appsv1.Deployment) func() string {
 }
 
 var _ = Describe("A controller restarted while the Works are still being listed", func() {
-	It("serves a fresh change at once, and leaves deletions and re-verifications until the list is in", func() {
+	It("serves the changes made while it was down and since at once, and leaves deletions and re-verifications until the list is in", func() {
 		ns := fmt.Sprintf("restart-%d", GinkgoRandomSeed()%100000)
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 		stop := startManager(plane.Config)
@@ -74,6 +74,11 @@ var _ = Describe("A controller restarted while the Works are still being listed"
 		work.Spec.Workload.Manifests[0].Raw = raw
 		Expect(k8s.Update(ctx, work)).To(Succeed())
 
+		By("while the controller is down, the scheduler moves a replica")
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(freshRB), freshRB)).To(Succeed())
+		freshRB.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 1}}
+		Expect(k8s.Update(ctx, freshRB)).To(Succeed())
+
 		By("restarted with the list of every Work held back")
 		gate := newListGate()
 		stop = startManager(gate.config(plane.Config))
@@ -84,12 +89,14 @@ var _ = Describe("A controller restarted while the Works are still being listed"
 				gate.release()
 			}
 		})
+		Eventually(replicas("member1", fresh)).Should(Equal("2"),
+			"the change made while the controller was down waited for the list of the Works")
 		Expect(k8s.Delete(ctx, goneRB)).To(Succeed())
-		// A binding the initial list of the bindings finds is a re-verification, which
-		// waits; a change the controller sees once it runs is fresh. Which one a change
-		// is depends on when the controller's list ran, so the change is made again until
-		// it lands after: each try must be served while the Works are still held back.
-		want := int32(1)
+		// A change the controller sees once it runs is fresh, and is served at once. One
+		// made before its list of the bindings counts as made while it was down (above). To
+		// test the first kind, the change is made again until it lands after that list:
+		// each try must be served while the Works are still held back.
+		want := int32(2)
 		Eventually(func() bool {
 			want++
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(freshRB), freshRB)).To(Succeed())
