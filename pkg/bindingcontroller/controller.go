@@ -79,6 +79,9 @@ type Config struct {
 	// WorksSynced tells whether the Work cache has made its initial list (workcache); nil:
 	// the Works are in the manager's cache, synced before any sync runs.
 	WorksSynced func() bool
+	// CacheSynced tells whether the cache of an object's kind has made its initial list,
+	// for the templates, which the workers do not wait for either; nil: synced.
+	CacheSynced func(client.Object) bool
 }
 
 // Reconciler syncs one kind of binding to its Works: its Config, and what it keeps while
@@ -318,6 +321,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			Served:                     apis,
 			Interpreter:                resourceInterpreter,
 			WorksSynced:                worksSyncedOf(mgr.GetCache()),
+			CacheSynced:                cacheSyncedOf(mgr.GetCache()),
 		})
 		r.deletionWaits = deletionWaits
 		r.rollouts = rollouts

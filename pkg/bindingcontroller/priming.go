@@ -136,10 +136,21 @@ func (r *Reconciler) releaseParkedOncePrimed(ctx context.Context) error {
 	return nil
 }
 
-// worksCache is the manager's cache when the Works are cached apart (workcache).
+// worksCache is the manager's cache when the Works and templates are cached apart
+// (workcache).
 type worksCache interface {
 	WorksSynced() bool
 	WaitForWorks(ctx context.Context) bool
+	Synced(obj client.Object) bool
+}
+
+// cacheSyncedOf tells whether the informer of an object's kind in c has synced; nil when
+// c is one cache, which the manager waits for as a whole.
+func cacheSyncedOf(c cache.Cache) func(client.Object) bool {
+	if w, ok := c.(worksCache); ok {
+		return w.Synced
+	}
+	return nil
 }
 
 // worksSyncedOf tells whether c's Works have synced; nil when c is one cache, which the

@@ -70,6 +70,10 @@ func (r *Reconciler) fetchTemplate(ctx context.Context, s *scope) (*unstructured
 
 	template := &unstructured.Unstructured{}
 	template.SetGroupVersionKind(gvk)
+	if r.CacheSynced != nil && !r.CacheSynced(template) {
+		// Its kind's cache is still listing after a start: a fresh change does not wait.
+		return r.liveTemplate(ctx, gvk, key)
+	}
 	cacheCtx, cancel := context.WithTimeout(ctx, templateCacheSyncTimeout)
 	err = r.Client.Get(cacheCtx, key, template)
 	cancel()
@@ -82,6 +86,11 @@ func (r *Reconciler) fetchTemplate(ctx context.Context, s *scope) (*unstructured
 		}
 		return nil, err
 	}
+	return r.liveTemplate(ctx, gvk, key)
+}
+
+// liveTemplate reads a template from the API server.
+func (r *Reconciler) liveTemplate(ctx context.Context, gvk schema.GroupVersionKind, key types.NamespacedName) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
 	if err := r.APIReader.Get(ctx, key, live); err != nil {
@@ -107,10 +116,10 @@ func cacheHolds(cached *unstructured.Unstructured, ref workv1alpha2.ObjectRefere
 // templateCacheWarmer starts the cache of every template kind the cached bindings name as
 // soon as the bindings are cached, alongside the Works' cache. Template caches are
 // otherwise started by the first sync that reads a template of their kind: after a
-// restart with 10,000 Deployments behind 100,000 Works, that first read, and every fresh
-// change behind it, waited seconds for the Deployments to list once the workers had
-// started. It runs with the manager's caches (GetCache), so that the workers start once
-// these caches too have synced; a kind it misses is started by its first read, as before.
+// restart with 10,000 Deployments behind 100,000 Works, the re-verifications would read
+// them live one by one. The workers do not wait for these caches (workcache): until its
+// kind's cache has synced, a template is read from the API server. A kind the warmer
+// misses is started by its first read.
 type templateCacheWarmer struct {
 	cache    cache.Cache
 	mapper   meta.RESTMapper

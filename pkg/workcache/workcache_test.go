@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -27,8 +28,9 @@ func metadata(kind string) runtime.Object {
 	return m
 }
 
-// Every form of a Work, one object or a list, typed or metadata only, goes to the Works'
-// cache; everything else to the manager's, which is the only one waited for.
+// Every form of a Work, one object or a list, typed or metadata only, and every template
+// (read as unstructured) goes to the split-off cache; everything else to the manager's,
+// which is the only one waited for.
 func TestWorksAreServedApart(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -48,6 +50,8 @@ func TestWorksAreServedApart(t *testing.T) {
 		{"a list of Works' metadata", metadata("WorkList"), split},
 		{"a typed Work", &workv1alpha1.Work{}, split},
 		{"a typed list of Works", &workv1alpha1.WorkList{}, split},
+		{"a template read as unstructured", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}, split},
+		{"a list of templates", &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "apps/v1", "kind": "DeploymentList"}}, split},
 		{"a Deployment", &appsv1.Deployment{}, main},
 		{"a list of Deployments", &appsv1.DeploymentList{}, main},
 	} {

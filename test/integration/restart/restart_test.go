@@ -48,7 +48,7 @@ func replicas(cluster string, d *appsv1.Deployment) func() string {
 	}
 }
 
-var _ = Describe("A controller restarted while the Works are still being listed", func() {
+var _ = Describe("A controller restarted while the Works and templates are still being listed", func() {
 	It("serves the changes made while it was down and since at once, and leaves deletions and re-verifications until the list is in", func() {
 		ns := fmt.Sprintf("restart-%d", GinkgoRandomSeed()%100000)
 		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -79,7 +79,7 @@ var _ = Describe("A controller restarted while the Works are still being listed"
 		freshRB.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 1}}
 		Expect(k8s.Update(ctx, freshRB)).To(Succeed())
 
-		By("restarted with the list of every Work held back")
+		By("restarted with the lists of every Work and every template held back")
 		gate := newListGate()
 		stop = startManager(gate.config(plane.Config))
 		DeferCleanup(func() { stop() })
@@ -90,7 +90,7 @@ var _ = Describe("A controller restarted while the Works are still being listed"
 			}
 		})
 		Eventually(replicas("member1", fresh)).Should(Equal("2"),
-			"the change made while the controller was down waited for the list of the Works")
+			"the change made while the controller was down waited for the lists of the Works or templates")
 		Expect(k8s.Delete(ctx, goneRB)).To(Succeed())
 		// A change the controller sees once it runs is fresh, and is served at once. One
 		// made before its list of the bindings counts as made while it was down (above). To
@@ -109,8 +109,9 @@ var _ = Describe("A controller restarted while the Works are still being listed"
 				time.Sleep(100 * time.Millisecond)
 			}
 			return false
-		}).Should(BeTrue(), "the fresh change waited for the list of the Works")
-		Expect(gate.held.Load()).To(BeNumerically(">", 0), "nothing listed the Works: the gate proves nothing")
+		}).Should(BeTrue(), "the fresh change waited for the lists of the Works or templates")
+		Expect(gate.heldWorks.Load()).To(BeNumerically(">", 0), "nothing listed the Works: the gate proves nothing")
+		Expect(gate.heldTemplates.Load()).To(BeNumerically(">", 0), "nothing listed the templates: the gate proves nothing")
 
 		By("the deletion, which needs every Work of its binding, and the re-verification wait")
 		for _, m := range members {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package restart_test restarts the controller-manager against a real kube-apiserver and
-// etcd while the list of the Works is held back, as a fleet of 100,000 Works holds it for
-// seconds: fresh changes must be served meanwhile, and nothing that needs every Work of a
-// binding may act on the part of them known so far.
+// etcd while the lists of the Works and of the templates are held back, as a fleet of
+// 100,000 Works holds them for seconds: fresh changes must be served meanwhile, and nothing
+// that needs every Work of a binding may act on the part of them known so far.
 package restart_test
 
 import (
@@ -30,7 +30,7 @@ var (
 )
 
 func TestRestart(t *testing.T) {
-	suite.Run(t, "A restart while the Works are being listed",
+	suite.Run(t, "A restart while the Works and templates are being listed",
 		suite.Timeouts{Eventually: 20 * time.Second, Polling: 50 * time.Millisecond})
 }
 
@@ -51,12 +51,14 @@ func startManager(cfg *rest.Config) (stop func()) {
 	return plane.RunManager(cfg, opts)
 }
 
-// listGate holds back every list and watch of all Works that selects no label: the
-// informer's initial list and the ledger's paged one. A list of one binding's Works, by
-// its permanent-id label, goes through.
+// listGate holds back every list and watch of all Works or all Deployments (the
+// templates) that selects no label: the informers' initial lists and the ledger's paged
+// one. A list of one binding's Works by its permanent-id label goes through, and so does
+// the one-item list that tells whether a template kind can be cached at all.
 type listGate struct {
 	open chan struct{}
-	held atomic.Int32
+	// heldWorks and heldTemplates count the requests held back.
+	heldWorks, heldTemplates atomic.Int32
 }
 
 func newListGate() *listGate { return &listGate{open: make(chan struct{})} }
@@ -66,8 +68,14 @@ func (g *listGate) config(cfg *rest.Config) *rest.Config {
 	gated := rest.CopyConfig(cfg)
 	gated.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/works") && req.URL.Query().Get("labelSelector") == "" {
-				g.held.Add(1)
+			q := req.URL.Query()
+			works, templates := strings.HasSuffix(req.URL.Path, "/works"), strings.HasSuffix(req.URL.Path, "/deployments")
+			if req.Method == http.MethodGet && (works || templates) && q.Get("labelSelector") == "" && q.Get("limit") != "1" {
+				if works {
+					g.heldWorks.Add(1)
+				} else {
+					g.heldTemplates.Add(1)
+				}
 				select {
 				case <-g.open:
 				case <-req.Context().Done():
