@@ -195,10 +195,13 @@ func (r *Reconciler) dispatch(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		}
 		return r.reconcile(ctx, s)
 	}
-	// The Works are still being listed after a start. A fresh change is served from live
-	// reads; what needs every Work of the binding (its deletion, a re-verification) waits.
+	// The Works are still being listed after a start. A fresh change gets its targets'
+	// Works at once, each read by name; what needs every Work of the binding waits: its
+	// deletion, a re-verification, the Works to delete (the sync after the list), and an
+	// eviction with purgeMode Directly, whose Works must be gone before any is written.
 	reverification := r.queue.LowPriority(req) && !k.changedSinceSynced(obj)
-	if !obj.GetDeletionTimestamp().IsZero() || reverification || s.binding.PermanentID == "" {
+	_, purging := render.EvictingClusters(s.binding.Spec)
+	if !obj.GetDeletionTimestamp().IsZero() || reverification || len(purging) > 0 {
 		return r.afterWorksCached(req, ctrl.Result{}), nil
 	}
 	s.live = true
@@ -573,7 +576,8 @@ type scope struct {
 
 	// works are the binding's Works, listed once (listWorks).
 	works []metav1.PartialObjectMetadata
-	// live: the Work cache has not synced yet, so the Works are read from the API server.
+	// live: the Work cache has not synced yet: the targets' Works are read from the API
+	// server, and none is deleted.
 	live     bool
 	template *unstructured.Unstructured
 

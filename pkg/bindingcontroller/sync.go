@@ -88,11 +88,13 @@ const (
 // listWorks lists the binding's Works, once: the orphans, the purged and the renamed are
 // all found among them.
 func (r *Reconciler) listWorks(ctx context.Context, s *scope) bool {
-	list := r.worksNaming
 	if s.live {
-		list = r.worksLabelled
+		// The Work cache is still listing: the Works to delete (orphans, renamed) wait for
+		// the sync that follows it (afterWorksCached). Listing them live would cost the
+		// API server a scan of every Work, over a second a sync at 100,000 Works.
+		return true
 	}
-	works, err := list(ctx, s.binding)
+	works, err := r.worksNaming(ctx, s.binding)
 	if err != nil {
 		s.stopped = &stop{reason: stopToRetry, err: fmt.Errorf("listing works of %s: %w", s, err)}
 		return false
@@ -272,21 +274,6 @@ func (r *Reconciler) worksNaming(ctx context.Context, b render.Binding) ([]metav
 		}
 	}
 	return works, nil
-}
-
-// worksLabelled lists from the API server the Works labelled with binding b's permanent
-// id, for a sync before the Work cache has synced. Works of an earlier binding of the same
-// name carry another id: they wait for the sync that follows the cache's (afterWorksCached).
-// The list is served from the API server's watch cache (resourceVersion "0"): read from
-// etcd, it would decode every Work there to filter them, seconds at 100,000 Works. A Work
-// written a moment ago may be missing; the sync that follows the cache's sees it.
-func (r *Reconciler) worksLabelled(ctx context.Context, b render.Binding) ([]metav1.PartialObjectMetadata, error) {
-	list := workapply.WorkMetadataList()
-	fromWatchCache := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}
-	if err := r.APIReader.List(ctx, list, client.MatchingLabels(b.Labels()), fromWatchCache); err != nil {
-		return nil, err
-	}
-	return list.Items, nil
 }
 
 // workName is the name of the binding's Works, from spec.resource: it is known even when

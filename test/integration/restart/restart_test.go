@@ -56,7 +56,8 @@ var _ = Describe("A controller restarted while the Works and templates are still
 		fresh, freshRB := createWeb(ns, "fresh")
 		gone, goneRB := createWeb(ns, "gone")
 		drift, _ := createWeb(ns, "drift")
-		for _, d := range []*appsv1.Deployment{fresh, gone, drift} {
+		moved, movedRB := createWeb(ns, "moved")
+		for _, d := range []*appsv1.Deployment{fresh, gone, drift, moved} {
 			for _, m := range members {
 				Eventually(replicas(m, d)).Should(Equal("1"), "%s in %s", d.Name, m)
 			}
@@ -78,6 +79,10 @@ var _ = Describe("A controller restarted while the Works and templates are still
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(freshRB), freshRB)).To(Succeed())
 		freshRB.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 1}}
 		Expect(k8s.Update(ctx, freshRB)).To(Succeed())
+
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(movedRB), movedRB)).To(Succeed())
+		movedRB.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 3}}
+		Expect(k8s.Update(ctx, movedRB)).To(Succeed())
 
 		By("restarted with the lists of every Work and every template held back")
 		gate := newListGate()
@@ -113,6 +118,8 @@ var _ = Describe("A controller restarted while the Works and templates are still
 		Expect(gate.heldWorks.Load()).To(BeNumerically(">", 0), "nothing listed the Works: the gate proves nothing")
 		Expect(gate.heldTemplates.Load()).To(BeNumerically(">", 0), "nothing listed the templates: the gate proves nothing")
 
+		Eventually(replicas("member2", moved)).Should(Equal("3"), "a binding moved while the controller was down waited")
+
 		By("the deletion, which needs every Work of its binding, and the re-verification wait")
 		for _, m := range members {
 			Expect(replicas(m, gone)()).To(Equal("1"), "a Work of the deleted binding went before the list was in")
@@ -120,7 +127,7 @@ var _ = Describe("A controller restarted while the Works and templates are still
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(goneRB), &workv1alpha2.ResourceBinding{})).To(Succeed())
 		Expect(replicas("member1", drift)()).To(Equal("7"))
 
-		By("the list in, both are done")
+		By("the lists in, all is done, the Work of the cluster the moved binding left deleted")
 		gate.release()
 		released = true
 		for _, m := range members {
@@ -130,5 +137,6 @@ var _ = Describe("A controller restarted while the Works and templates are still
 			return apierrors.IsNotFound(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: goneRB.Name}, &workv1alpha2.ResourceBinding{}))
 		}).Should(BeTrue(), "the deleted binding kept its finalizer")
 		Eventually(replicas("member1", drift)).Should(Equal("1"), "the edited Work was not restored")
+		Eventually(replicas("member1", moved)).Should(Equal("absent"), "the Work of the cluster the binding left stayed")
 	})
 })
