@@ -80,9 +80,9 @@ func (p *ledgerPrimer) Start(ctx context.Context) error {
 }
 
 // awaitPriming tells whether req may be synced now. Before the ledger is primed, a
-// re-verification the initial lists queued (a binding unchanged since its last sync) is parked, without holding a worker, until
-// priming is over (releaseParkedOncePrimed): synced now, it would read each of its Works
-// that priming is about to vouch for. A fresh change (a watch event after start, at the
+// re-verification the initial lists queued (a binding unchanged since its last sync) is
+// parked, without holding a worker, until priming is over (releaseParkedOncePrimed):
+// synced now, it would read each of its Works that priming is about to vouch for. A fresh change (a watch event after start, at the
 // queue's normal priority or above) is synced at once: the few Works it concerns that the
 // ledger does not know yet are read live, and it does not wait behind a re-verification
 // of the whole fleet. Called directly, without the controller's queue, Reconcile waits

@@ -110,7 +110,8 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		// as JSON (cachecompact), not as nested maps ten times the size.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Cache:  cache.Options{DefaultTransform: cachecompact.Transform},
-		// The Works apart, so that the controllers start without waiting for them.
+		// The Works and templates apart, so that the controllers start without waiting
+		// for them.
 		NewCache:   workcache.NewFunc(workapply.WorkMetadata()),
 		Controller: config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	})
@@ -167,8 +168,8 @@ type cacheSyncWatcher struct {
 }
 
 func (w *cacheSyncWatcher) Start(ctx context.Context) error {
-	// The Works too: the controllers start without them, but a replica is only caught up
-	// once it can re-verify every binding.
+	// The Works and templates too: the controllers start without them, but a replica is
+	// only caught up once it can re-verify every binding.
 	works, split := w.cache.(*workcache.Cache)
 	if w.cache.WaitForCacheSync(ctx) && (!split || works.WaitForWorks(ctx)) {
 		w.synced.Store(true)
@@ -180,7 +181,8 @@ func (w *cacheSyncWatcher) Start(ctx context.Context) error {
 func (w *cacheSyncWatcher) NeedLeaderElection() bool { return false }
 
 // addProbes serves /healthz while the process lives and /readyz once the informer caches
-// have synced, the Works' included, so a rollout waits for a replica that can actually serve.
+// have synced, the Works' and templates' included, so a rollout waits for a replica that
+// can actually serve.
 func addProbes(mgr manager.Manager) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err

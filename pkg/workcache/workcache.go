@@ -139,7 +139,8 @@ func (c *Cache) WorksSynced() bool {
 	return err == nil && informer.HasSynced()
 }
 
-// WaitForWorks waits until WorksSynced, or ctx ends (false).
+// WaitForWorks waits until every split-off informer has synced, the Works' first, or ctx
+// ends (false).
 func (c *Cache) WaitForWorks(ctx context.Context) bool {
 	if _, err := c.split.GetInformer(ctx, c.synced, cache.BlockUntilSynced(false)); err != nil {
 		return false
