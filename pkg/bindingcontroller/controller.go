@@ -77,11 +77,9 @@ type Config struct {
 	WorkWriter workapply.Writer
 	// TemplateKinds refuses template kinds the cache could never list; nil trusts every kind.
 	TemplateKinds *cacheable.Kinds
-	// WorksSynced tells whether the Work cache has made its initial list (workcache); nil:
-	// the Works are in the manager's cache, synced before any sync runs.
-	WorksSynced func() bool
-	// CacheSynced tells whether the cache of an object's kind has made its initial list,
-	// for the templates, which the workers do not wait for either; nil: synced.
+	// CacheSynced tells whether the cache of an object's kind has made its initial list:
+	// the Works' and the templates', which the workers do not wait for (workcache); nil:
+	// one cache, synced before any sync runs.
 	CacheSynced func(client.Object) bool
 }
 
@@ -217,7 +215,7 @@ const workCacheWait = time.Second
 // worksCached tells whether the Work cache has made its initial list: until then, a Work
 // missing from it may exist all the same.
 func (r *Reconciler) worksCached() bool {
-	return r.WorksSynced == nil || r.WorksSynced()
+	return r.CacheSynced == nil || r.CacheSynced(workapply.WorkMetadata())
 }
 
 // afterWorksCached has req synced again once the Work cache has synced: parked with the
@@ -273,8 +271,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("indexing for the resource interpreter: %w", err)
 	}
 	// The controllers' own watches would start their informers only once the bindings
-	// are cached: made now, they are listed beside the bindings, and the workers start
-	// as soon as the bindings are in (1.2 s earlier at 10,000 bindings).
+	// are cached, and the workers would wait for those lists too: made now, they are
+	// listed beside the bindings.
 	for _, obj := range apis.watched() {
 		if _, err := mgr.GetCache().GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err != nil {
 			return fmt.Errorf("starting the cache of %T: %w", obj, err)
@@ -332,7 +330,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			TemplateKinds:              templateKinds,
 			Served:                     apis,
 			Interpreter:                resourceInterpreter,
-			WorksSynced:                worksSyncedOf(mgr.GetCache()),
 			CacheSynced:                cacheSyncedOf(mgr.GetCache()),
 		})
 		r.deletionWaits = deletionWaits

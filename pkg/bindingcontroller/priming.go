@@ -139,7 +139,6 @@ func (r *Reconciler) releaseParkedOncePrimed(ctx context.Context) error {
 // worksCache is the manager's cache when the Works and templates are cached apart
 // (workcache).
 type worksCache interface {
-	WorksSynced() bool
 	WaitForWorks(ctx context.Context) bool
 	Synced(obj client.Object) bool
 }
@@ -149,15 +148,6 @@ type worksCache interface {
 func cacheSyncedOf(c cache.Cache) func(client.Object) bool {
 	if w, ok := c.(worksCache); ok {
 		return w.Synced
-	}
-	return nil
-}
-
-// worksSyncedOf tells whether c's Works have synced; nil when c is one cache, which the
-// manager waits for as a whole before any controller starts.
-func worksSyncedOf(c cache.Cache) func() bool {
-	if w, ok := c.(worksCache); ok {
-		return w.WorksSynced
 	}
 	return nil
 }

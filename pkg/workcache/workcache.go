@@ -7,7 +7,7 @@
 // 10,000 Deployments take 3 s more; a binding changed meanwhile waited for all of it. Split
 // off, they are listed while the workers already run: the manager waits only for the rest
 // (bindings, policies, Clusters), and the reconcilers ask whether what they read has
-// synced (WorksSynced, Synced) before trusting the cache with it.
+// synced (Synced) before trusting the cache with it.
 package workcache
 
 import (
@@ -32,13 +32,13 @@ type Cache struct {
 	split  cache.Cache
 	kind   schema.GroupKind
 	scheme *runtime.Scheme
-	// synced is the informer whose initial list WorksSynced reports.
-	synced client.Object
+	// works is the form the split kind is watched in, whose informer WaitForWorks waits for.
+	works client.Object
 }
 
 // NewFunc returns the manager's NewCache: caches made with the options the manager
 // passes, the kind of object apart. object is the form that kind is watched in (a
-// metadata-only Work); WorksSynced reports its informer.
+// metadata-only Work); WaitForWorks waits for its informer.
 func NewFunc(object client.Object) cache.NewCacheFunc {
 	return func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
 		main, err := cache.New(config, opts)
@@ -53,7 +53,7 @@ func NewFunc(object client.Object) cache.NewCacheFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &Cache{Cache: main, split: split, kind: gvk.GroupKind(), scheme: opts.Scheme, synced: object}, nil
+		return &Cache{Cache: main, split: split, kind: gvk.GroupKind(), scheme: opts.Scheme, works: object}, nil
 	}
 }
 
@@ -132,17 +132,10 @@ func (c *Cache) Synced(obj client.Object) bool {
 	return err == nil && informer.HasSynced()
 }
 
-// WorksSynced tells, without waiting, whether the split kind's informer has made its
-// initial list; before, a read of that kind from this cache may miss objects.
-func (c *Cache) WorksSynced() bool {
-	informer, err := c.split.GetInformer(context.Background(), c.synced, cache.BlockUntilSynced(false))
-	return err == nil && informer.HasSynced()
-}
-
 // WaitForWorks waits until every split-off informer has synced, the Works' first, or ctx
 // ends (false).
 func (c *Cache) WaitForWorks(ctx context.Context) bool {
-	if _, err := c.split.GetInformer(ctx, c.synced, cache.BlockUntilSynced(false)); err != nil {
+	if _, err := c.split.GetInformer(ctx, c.works, cache.BlockUntilSynced(false)); err != nil {
 		return false
 	}
 	return c.split.WaitForCacheSync(ctx)
