@@ -231,14 +231,10 @@ func (r *Reconciler) afterWorksCached(req ctrl.Request, res ctrl.Result) ctrl.Re
 	return res
 }
 
-// applier writes this reconciler's Works; live, it reads their metadata from the API
-// server instead of the cache, which has not synced yet.
+// applier writes this reconciler's Works; live, it reads each of them from the API server
+// instead of the cache, which has not synced yet.
 func (r *Reconciler) applier(live bool) *workapply.Applier {
-	a := &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger, Writer: r.WorkWriter}
-	if live {
-		a.Cache = r.APIReader
-	}
-	return a
+	return &workapply.Applier{Client: r.Client, Reader: r.APIReader, Ledger: r.Ledger, Writer: r.WorkWriter, Uncached: live}
 }
 
 // Controller names, as --controllers knows them.

@@ -14,12 +14,14 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -142,6 +144,37 @@ func TestAChangeTheInitialListFindsIsNotParked(t *testing.T) {
 				t.Fatal("a change found by the initial list was parked until the ledger was primed")
 			}
 		})
+	}
+}
+
+// A binding the initial list finds changed is dequeued first, as a fresh change, however
+// many unchanged bindings the list queued ahead of it.
+func TestAChangeTheInitialListFindsIsQueuedAheadOfIt(t *testing.T) {
+	q := bindingqueue.New("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](), logr.Discard())
+	defer q.ShutDown()
+	var listed []*workv1alpha2.ResourceBinding
+	for _, name := range []string{"a", "b", "c", "changed"} {
+		rb := syncedAt(seedBinding("member1"), 2, 2)
+		rb.Name = name
+		if name == "changed" {
+			rb.Generation = 3
+		}
+		listed = append(listed, rb)
+	}
+	forHandler := &handler.EnqueueRequestForObject{}
+	for _, h := range []handler.EventHandler{forHandler, changedWhileAway{resourceBinding}} {
+		for _, rb := range listed {
+			h.Create(context.Background(), event.CreateEvent{Object: rb, IsInInitialList: true}, q)
+		}
+	}
+	req, priority, _ := q.GetWithPriority()
+	if req.Name != "changed" || q.LowPriority(req) {
+		t.Fatalf("first dequeued %s at priority %d; want the changed binding, above the initial list's %d", req.Name, priority, handler.LowPriority)
+	}
+	for range 3 {
+		if req, _, _ := q.GetWithPriority(); !q.LowPriority(req) {
+			t.Fatalf("unchanged binding %s dequeued as a fresh change", req.Name)
+		}
 	}
 }
 

@@ -40,6 +40,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionOrMetadataChanged()))).
+		Watches(k.newObject(), changedWhileAway{k}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter,
 			NewQueue: func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 				r.queue = bindingqueue.New(name, limiter, mgr.GetLogger())
@@ -206,6 +207,28 @@ func (r *Reconciler) bindingsInterpretedBy(ctx context.Context, obj client.Objec
 		return nil
 	}
 	return r.bindingsIndexed(ctx, bindingByTemplateKindIndex, []string{kindKey(c.Spec.Target.APIVersion, c.Spec.Target.Kind)})
+}
+
+// changedWhileAway queues, as a fresh change, each binding a start's initial list finds
+// changed since its last sync (bindingAPI.changedSinceSynced). For's handler queues every
+// binding of that list at handler.LowPriority, in list order: such a change, made while
+// the controller was down or before its list, would otherwise wait until every binding
+// listed ahead of it is dequeued. The queue raises the item it already holds.
+type changedWhileAway struct{ k bindingAPI }
+
+func (h changedWhileAway) Create(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if e.IsInInitialList && h.k.changedSinceSynced(e.Object) {
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
+	}
+}
+
+func (changedWhileAway) Update(context.Context, event.UpdateEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+}
+
+func (changedWhileAway) Delete(context.Context, event.DeleteEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+}
+
+func (changedWhileAway) Generic(context.Context, event.GenericEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 }
 
 // startOnly is a source whose sync the controller does not wait for before it starts its

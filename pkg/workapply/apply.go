@@ -36,16 +36,10 @@ type Applier struct {
 	Ledger *Ledger
 	// Writer creates and updates Works; nil writes through Client.
 	Writer Writer
-	// Cache reads Work metadata; nil reads it through Client. A reader of the API server
-	// stands in for a cache that has not synced yet.
-	Cache client.Reader
-}
-
-func (a *Applier) cache() client.Reader {
-	if a.Cache != nil {
-		return a.Cache
-	}
-	return a.Client
+	// Uncached says the Work cache has not synced yet: Apply reads each Work whole through
+	// Reader, once, instead of its metadata and then, to update it, the whole of it. The
+	// Works it is asked for then belong to a changed binding and mostly need writing.
+	Uncached bool
 }
 
 func (a *Applier) writer() Writer {
@@ -84,21 +78,10 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 	result := Result{Cluster: cluster, Work: key}
 	logger := log.FromContext(ctx).WithValues("cluster", cluster, "work", key.String())
 
-	cached := WorkMetadata()
-	err := a.cache().Get(ctx, key, cached)
-	switch {
-	case apierrors.IsNotFound(err):
-		result.Outcome, result.Err = a.create(ctx, desired)
-	case err != nil:
-		result.Outcome, result.Err = Failed, err
-	case cached.DeletionTimestamp != nil:
-		result.Outcome, result.Err = Blocked, beingDeleted(cached)
-	case checkOwner(cached, desired) != nil:
-		result.Outcome, result.Err = Failed, checkOwner(cached, desired)
-	case a.vouchedFor(cached, asAdmitted(desired, cached.Labels)):
-		result.Outcome = Unchanged
-	default:
+	if a.Uncached {
 		result.Outcome, result.Err = a.readAndUpdate(ctx, desired)
+	} else {
+		result.Outcome, result.Err = a.applyFromCache(ctx, key, desired)
 	}
 	if result.Err != nil {
 		if refusedAsTooLarge(result.Err) {
@@ -120,6 +103,26 @@ func (a *Applier) Apply(ctx context.Context, cluster string, desired *workv1alph
 	}
 	logger.V(2).Info("Work synced", "outcome", result.Outcome)
 	return result
+}
+
+// applyFromCache decides from the cached metadata and the ledger what desired needs: a
+// create, nothing, or a read of the whole Work and maybe an update.
+func (a *Applier) applyFromCache(ctx context.Context, key client.ObjectKey, desired *workv1alpha1.Work) (Outcome, error) {
+	cached := WorkMetadata()
+	err := a.Client.Get(ctx, key, cached)
+	switch {
+	case apierrors.IsNotFound(err):
+		return a.create(ctx, desired)
+	case err != nil:
+		return Failed, err
+	case cached.DeletionTimestamp != nil:
+		return Blocked, beingDeleted(cached)
+	case checkOwner(cached, desired) != nil:
+		return Failed, checkOwner(cached, desired)
+	case a.vouchedFor(cached, asAdmitted(desired, cached.Labels)):
+		return Unchanged, nil
+	}
+	return a.readAndUpdate(ctx, desired)
 }
 
 // vouchedFor tells whether the cached metadata and the ledger show the Work as admitted.

@@ -295,6 +295,44 @@ func TestWithoutLedgerEntryTheWorkIsReadOnce(t *testing.T) {
 	}
 }
 
+// Before the Work cache has synced, a changed Work costs one read of the whole Work and
+// one update: no read of its metadata first, which the update would follow anyway.
+func TestUncachedApplyReadsEachWorkOnce(t *testing.T) {
+	existing := desiredWork(`{"kind":"Deployment","spec":{"replicas":1}}`)
+	terminating := desiredWork(`{"kind":"Deployment"}`)
+	terminating.Namespace = "karmada-es-member2"
+	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	c := counter{}
+	a, cl := newApplier(t, c, c.liveReadsFuncs(), existing, terminating)
+	a.Ledger, a.Uncached = NewLedger(), true
+
+	if r := a.Apply(context.Background(), "member1", desiredWork(`{"kind":"Deployment","spec":{"replicas":2}}`)); r.Outcome != Updated {
+		t.Fatalf("changed Work: %s %v, want updated", r.Outcome, r.Err)
+	}
+	if c["get"] != 1 || c["live-get"] != 1 || c["update"] != 1 {
+		t.Fatalf("requests %v, want one read of the whole Work and one update", c)
+	}
+	got := &workv1alpha1.Work{}
+	if err := cl.Get(context.Background(), client.ObjectKeyFromObject(existing), got); err != nil || !strings.Contains(string(got.Spec.Workload.Manifests[0].Raw), `"replicas":2`) {
+		t.Fatalf("stored Work %s, %v: want the new manifest", got.Spec.Workload.Manifests, err)
+	}
+
+	missing := desiredWork(`{"kind":"Deployment"}`)
+	missing.Namespace = "karmada-es-member3"
+	if r := a.Apply(context.Background(), "member3", missing); r.Outcome != Created {
+		t.Fatalf("missing Work: %s %v, want created", r.Outcome, r.Err)
+	}
+	blocked := desiredWork(`{"kind":"Deployment","spec":{"replicas":2}}`)
+	blocked.Namespace = "karmada-es-member2"
+	var gone *BeingDeletedError
+	if r := a.Apply(context.Background(), "member2", blocked); r.Outcome != Blocked || !errors.As(r.Err, &gone) {
+		t.Fatalf("terminating Work: %s %v, want blocked", r.Outcome, r.Err)
+	}
+	if c["update"] != 1 {
+		t.Fatalf("requests %v: the terminating Work was written", c)
+	}
+}
+
 func TestOwnedAnnotationsNoLongerDesiredAreRemoved(t *testing.T) {
 	existing := desiredWork(`{"kind":"Deployment"}`)
 	existing.Annotations["policy.karmada.io/applied-overrides"] = `[{"policyName":"gone"}]`

@@ -3,7 +3,13 @@
 package workcache
 
 import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
@@ -58,5 +65,80 @@ func TestWorksAreServedApart(t *testing.T) {
 		if got := c.cacheFor(tc.obj); got != tc.want {
 			t.Errorf("%s: served by the wrong cache", tc.name)
 		}
+	}
+}
+
+// A request of the split-off cache waits until the manager's cache has synced; one whose
+// context ends meanwhile never reaches the API server.
+func TestSplitOffRequestsWaitForTheManagersSync(t *testing.T) {
+	var reached atomic.Int32
+	server := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
+	defer server.Close()
+	open := make(chan struct{})
+	held := &http.Client{Transport: heldBack{until: open, next: http.DefaultTransport}}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, server.URL, nil)
+	errs := make(chan error, 1)
+	go func() {
+		_, err := held.Do(req) //nolint:bodyclose // never answered
+		errs <- err
+	}()
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) || reached.Load() != 0 {
+		t.Fatalf("request ended before the sync: %v, %d reached the server; want it held back and canceled", err, reached.Load())
+	}
+
+	close(open)
+	resp, err := held.Get(server.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if reached.Load() != 1 {
+		t.Fatalf("%d requests reached the server after the sync, want 1", reached.Load())
+	}
+}
+
+// syncGate is a manager's cache whose sync ends when the test says so.
+type syncGate struct {
+	cache.Cache
+	asked, synced chan struct{}
+}
+
+func (g *syncGate) Start(ctx context.Context) error { <-ctx.Done(); return nil }
+
+func (g *syncGate) WaitForCacheSync(ctx context.Context) bool {
+	close(g.asked)
+	select {
+	case <-g.synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Start lets the split-off requests through once the manager's cache has synced, not before.
+func TestSplitOffListsAreSentOnceTheManagersCacheHasSynced(t *testing.T) {
+	main := &syncGate{asked: make(chan struct{}), synced: make(chan struct{})}
+	c := &Cache{Cache: main, split: &syncGate{}, listsSent: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = c.Start(ctx) }()
+	select {
+	case <-main.asked:
+	case <-time.After(time.Minute):
+		t.Fatal("Start never waited for the manager's cache")
+	}
+	select {
+	case <-c.listsSent:
+		t.Fatal("split-off lists sent before the manager's cache synced")
+	default:
+	}
+	close(main.synced)
+	select {
+	case <-c.listsSent:
+	case <-time.After(time.Minute):
+		t.Fatal("split-off lists never sent after the manager's cache synced")
 	}
 }
