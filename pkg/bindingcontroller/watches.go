@@ -48,17 +48,17 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 				return r.queue
 			}})
 	if r.Served.OverridePolicies {
-		b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy)).
-			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy))
+		b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy), notListed).
+			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy), notListed)
 	}
 	if r.Served.Clusters {
 		b = b.Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsTargeting),
-			builder.WithPredicates(clusterChanged())).
+			builder.WithPredicates(notInInitialList(), clusterChanged())).
 			Watches(&clusterv1alpha1.Cluster{}, forgetDeletedClusters())
 	}
 	if r.Served.Rollouts {
-		b = b.Watches(&rolloutsv1alpha1.RolloutPolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy)).
-			Watches(&rolloutsv1alpha1.ClusterRolloutPolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy))
+		b = b.Watches(&rolloutsv1alpha1.RolloutPolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy), notListed).
+			Watches(&rolloutsv1alpha1.ClusterRolloutPolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy), notListed)
 	}
 	b = r.watchCustomizations(b)
 	b = r.watchWebhookConfigurations(b)
@@ -78,6 +78,20 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	return b.Complete(r)
 }
 
+// notInInitialList passes every event but the creates of an informer's initial list (or
+// of its replay to a handler added later). The bindings' own initial list queues every
+// binding at the same start; mapping each listed policy, Cluster or interpreter
+// configuration to its bindings as well only repeats that. At 10,000 bindings over 10
+// Clusters it listed and copied the bindings from the cache 10 times per controller, and
+// the controller started no worker before that was done (a restart's first Work write
+// came 1.2 s later with it, in two profiled runs at 100,000 Works).
+func notInInitialList() predicate.Predicate {
+	return predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList }}
+}
+
+// notListed is notInInitialList as a Watches option.
+var notListed = builder.WithPredicates(notInInitialList())
+
 // forgetDeletedClusters drops a deleted Cluster's per-cluster failure series, so the
 // clusters that joined and left the fleet over time leave none behind.
 func forgetDeletedClusters() handler.EventHandler {
@@ -94,7 +108,7 @@ func (r *Reconciler) watchCustomizations(b *builder.Builder) *builder.Builder {
 	if !r.Served.Customizations {
 		return b
 	}
-	return b.Watches(&configv1alpha1.ResourceInterpreterCustomization{}, handler.EnqueueRequestsFromMapFunc(r.bindingsInterpretedBy))
+	return b.Watches(&configv1alpha1.ResourceInterpreterCustomization{}, handler.EnqueueRequestsFromMapFunc(r.bindingsInterpretedBy), notListed)
 }
 
 // watchWebhookConfigurations re-syncs the bindings whose template kind a
@@ -104,7 +118,7 @@ func (r *Reconciler) watchWebhookConfigurations(b *builder.Builder) *builder.Bui
 	if !r.Served.Webhooks {
 		return b
 	}
-	return b.Watches(&configv1alpha1.ResourceInterpreterWebhookConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.bindingsRevisedByWebhooks))
+	return b.Watches(&configv1alpha1.ResourceInterpreterWebhookConfiguration{}, handler.EnqueueRequestsFromMapFunc(r.bindingsRevisedByWebhooks), notListed)
 }
 
 // bindingsSelectedBy maps an override policy to the bindings of this reconciler's kind whose
