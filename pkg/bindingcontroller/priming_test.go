@@ -13,6 +13,7 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/workapply"
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -147,17 +148,22 @@ func TestAChangeTheInitialListFindsIsNotParked(t *testing.T) {
 	}
 }
 
-// A binding the initial list finds changed is dequeued first, as a fresh change, however
-// many unchanged bindings the list queued ahead of it.
+// A binding the initial list finds changed since its last sync is dequeued ahead of the
+// unchanged bindings the list queued before it, as a fresh change; one never synced goes
+// after every fresh change (after a migration from Karmada's controller, that is every
+// binding), still ahead of the unchanged ones and served at once.
 func TestAChangeTheInitialListFindsIsQueuedAheadOfIt(t *testing.T) {
 	q := bindingqueue.New("test", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](), logr.Discard())
 	defer q.ShutDown()
 	var listed []*workv1alpha2.ResourceBinding
-	for _, name := range []string{"a", "b", "c", "changed"} {
+	for _, name := range []string{"a", "b", "never-synced", "c", "changed"} {
 		rb := syncedAt(seedBinding("member1"), 2, 2)
 		rb.Name = name
-		if name == "changed" {
+		switch name {
+		case "changed":
 			rb.Generation = 3
+		case "never-synced":
+			rb.Status.Conditions = nil
 		}
 		listed = append(listed, rb)
 	}
@@ -167,9 +173,12 @@ func TestAChangeTheInitialListFindsIsQueuedAheadOfIt(t *testing.T) {
 			h.Create(context.Background(), event.CreateEvent{Object: rb, IsInInitialList: true}, q)
 		}
 	}
-	req, priority, _ := q.GetWithPriority()
-	if req.Name != "changed" || q.LowPriority(req) {
-		t.Fatalf("first dequeued %s at priority %d; want the changed binding, above the initial list's %d", req.Name, priority, handler.LowPriority)
+	q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "fresh"}})
+	for _, want := range []string{"changed", "fresh", "never-synced"} {
+		req, priority, _ := q.GetWithPriority()
+		if req.Name != want || q.LowPriority(req) {
+			t.Fatalf("dequeued %s at priority %d; want %s, above the initial list's %d", req.Name, priority, want, handler.LowPriority)
+		}
 	}
 	for range 3 {
 		if req, _, _ := q.GetWithPriority(); !q.LowPriority(req) {

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -223,17 +224,27 @@ func (r *Reconciler) bindingsInterpretedBy(ctx context.Context, obj client.Objec
 	return r.bindingsIndexed(ctx, bindingByTemplateKindIndex, []string{kindKey(c.Spec.Target.APIVersion, c.Spec.Target.Kind)})
 }
 
-// changedWhileAway queues, as a fresh change, each binding a start's initial list finds
-// changed since its last sync (bindingAPI.changedSinceSynced). For's handler queues every
-// binding of that list at handler.LowPriority, in list order: such a change, made while
-// the controller was down or before its list, would otherwise wait until every binding
-// listed ahead of it is dequeued. The queue raises the item it already holds.
+// changedWhileAway queues each binding a start's initial list finds changed since its
+// last sync (bindingAPI.changedSinceSynced) ahead of the rest of that list, which For's
+// handler queues at handler.LowPriority in list order: such a change, made while the
+// controller was down or before its list, would otherwise wait until every binding listed
+// ahead of it is dequeued. A binding this controller synced at an older generation is
+// queued as a fresh change; one it never synced at bindingqueue.NeverSynced. The queue
+// raises the item it already holds.
 type changedWhileAway struct{ k bindingAPI }
 
 func (h changedWhileAway) Create(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if e.IsInInitialList && h.k.changedSinceSynced(e.Object) {
-		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
+	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	if !ok || !e.IsInInitialList || !h.k.changedSinceSynced(e.Object) {
+		return
 	}
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
+	if meta.FindStatusCondition(*h.k.conditionsOf(e.Object), workv1alpha2.ConditionWorksSynced) != nil {
+		q.Add(req)
+		return
+	}
+	p := bindingqueue.NeverSynced
+	pq.AddWithOpts(priorityqueue.AddOpts{Priority: &p}, req)
 }
 
 func (changedWhileAway) Update(context.Context, event.UpdateEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {

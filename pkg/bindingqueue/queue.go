@@ -42,10 +42,17 @@ type Queue struct {
 	fresh   map[reconcile.Request]struct{}
 }
 
+// NeverSynced is the priority of a binding a start's initial list finds with no sync of
+// this controller recorded on it: created while the controller was down, or, after a
+// migration from Karmada's controller, every binding. Above the re-verifications at the
+// initial lists' handler.LowPriority, and served at once as a fresh change is, but below
+// every fresh change: a change made during a migration must not wait behind all of them.
+const NeverSynced = handler.LowPriority + 1
+
 // fairFloor is the lowest priority a fresh item is given: the turns end there, and the
-// items of a namespace with more waiting share it in arrival order, still above the
-// initial lists' handler.LowPriority.
-const fairFloor = handler.LowPriority + 1
+// items of a namespace with more waiting share it in arrival order, still above
+// NeverSynced.
+const fairFloor = NeverSynced + 1
 
 func New(name string, limiter workqueue.TypedRateLimiter[reconcile.Request], log logr.Logger) *Queue {
 	return &Queue{
