@@ -59,16 +59,46 @@ type auditEvent struct {
 // saw it (zero when there was none).
 func Read(path, user string, from, to int64) (Counts, time.Time, error) {
 	counts, last := Counts{}, time.Time{}
+	err := each(path, user, from, to, func(key string, at time.Time) bool {
+		counts[key]++
+		if at.After(last) {
+			last = at
+		}
+		return true
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return counts, last, nil
+}
+
+// First says when user's first request counted as key ("watch works.work.karmada.io")
+// was logged after the offset from: a watch when it started. Zero when there was none.
+func First(path, user string, from int64, key string) (time.Time, error) {
+	var first time.Time
+	err := each(path, user, from, -1, func(k string, at time.Time) bool {
+		if k == key {
+			first = at
+			return false
+		}
+		return true
+	})
+	return first, err
+}
+
+// each calls do with the key and time of each of user's requests logged between the
+// offsets from and to (to < 0: the end), in the log's order, until do returns false.
+func each(path, user string, from, to int64, do func(key string, at time.Time) bool) error {
 	if path == "" {
-		return counts, last, nil
+		return nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, last, err
+		return err
 	}
 	defer f.Close()
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil, last, err
+		return err
 	}
 	var r io.Reader = f
 	if to >= 0 {
@@ -83,19 +113,23 @@ func Read(path, user string, from, to int64) (Counts, time.Time, error) {
 			ev.Verb == "watch" && ev.Stage != "ResponseStarted" || ev.Verb != "watch" && ev.Stage != "ResponseComplete" {
 			continue
 		}
-		resource := "(non-resource " + ev.RequestURI + ")"
-		if o := ev.ObjectRef; o != nil && o.Resource != "" {
-			resource = strings.TrimSuffix(o.Resource+"."+o.APIGroup, ".")
-			if o.Subresource != "" {
-				resource += "/" + o.Subresource
-			}
-		}
-		counts[ev.Verb+" "+resource]++
-		if ev.StageTimestamp.After(last) {
-			last = ev.StageTimestamp
+		if !do(ev.Verb+" "+ev.resource(), ev.StageTimestamp) {
+			return nil
 		}
 	}
-	return counts, last, sc.Err()
+	return sc.Err()
+}
+
+// resource is what Counts keys a request under, after its verb.
+func (ev *auditEvent) resource() string {
+	if o := ev.ObjectRef; o != nil && o.Resource != "" {
+		resource := strings.TrimSuffix(o.Resource+"."+o.APIGroup, ".")
+		if o.Subresource != "" {
+			resource += "/" + o.Subresource
+		}
+		return resource
+	}
+	return "(non-resource " + ev.RequestURI + ")"
 }
 
 // Total is the number of requests counted.

@@ -54,3 +54,25 @@ func TestCountsSummaries(t *testing.T) {
 			c.Match("", "discovery"), c.Match("", "get"), c.Writes(""), c.Writes("works"), c.Reads("works"))
 	}
 }
+
+// First finds the user's first request of that verb and resource, a watch by its start,
+// past requests of other users and other resources.
+func TestFirstFindsTheUsersFirstRequestOfAKey(t *testing.T) {
+	log := `{"stage":"ResponseStarted","verb":"watch","user":{"username":"other"},"objectRef":{"resource":"works","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:00.000000Z"}
+{"stage":"ResponseStarted","verb":"watch","user":{"username":"c"},"objectRef":{"resource":"resourcebindings","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:01.000000Z"}
+{"stage":"RequestReceived","verb":"watch","user":{"username":"c"},"objectRef":{"resource":"works","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:01.500000Z"}
+{"stage":"ResponseStarted","verb":"watch","user":{"username":"c"},"objectRef":{"resource":"works","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:02.000000Z"}
+{"stage":"ResponseStarted","verb":"watch","user":{"username":"c"},"objectRef":{"resource":"works","apiGroup":"work.karmada.io"},"stageTimestamp":"2026-12-04T21:00:03.000000Z"}
+`
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at, err := First(path, "c", 0, "watch works.work.karmada.io")
+	if want := time.Date(2026, 12, 4, 21, 0, 2, 0, time.UTC); err != nil || !at.Equal(want) {
+		t.Errorf("First = %s, %v; want %s", at, err, want)
+	}
+	if at, err := First(path, "c", 0, "list works.work.karmada.io"); err != nil || !at.IsZero() {
+		t.Errorf("First of a request never made = %s, %v; want zero", at, err)
+	}
+}

@@ -37,3 +37,21 @@ func TestAFreshChangeIsTimedToItsLastWorkWritten(t *testing.T) {
 		t.Errorf("with a Work still at its old generation: %+v, p50 %s, error %q", fc.Changes, fc.P50, fc.Error)
 	}
 }
+
+// The changes made from the Works' watch on are those at or after it, a change never
+// written the longest of them.
+func TestSplitAtTakesTheChangesMadeFromThenOn(t *testing.T) {
+	fc := &freshChanges{Changes: []freshChange{
+		{At: 250 * time.Millisecond, Latency: 2 * time.Second},
+		{At: 500 * time.Millisecond, Latency: 300 * time.Millisecond},
+		{At: 750 * time.Millisecond, Latency: 400 * time.Millisecond},
+	}}
+	fc.splitAt(500 * time.Millisecond)
+	if fc.WorksWatchAt != 500*time.Millisecond || fc.AfterWorksWatch != 2 || fc.P99AfterWorksWatch != 400*time.Millisecond {
+		t.Errorf("split at 500ms: at %s, %d changes, p99 %s; want 500ms, 2, 400ms", fc.WorksWatchAt, fc.AfterWorksWatch, fc.P99AfterWorksWatch)
+	}
+	fc.Changes[2].Latency = -1
+	if fc.splitAt(0); fc.AfterWorksWatch != 3 || fc.P99AfterWorksWatch < time.Hour {
+		t.Errorf("with a change never written: %d changes, p99 %s; want 3 and the longest", fc.AfterWorksWatch, fc.P99AfterWorksWatch)
+	}
+}

@@ -134,6 +134,15 @@ func (rep *benchReport) recoveryFigures(f *report.Figures, o *options) {
 		f.Add("p50", "s", fresh(func(fc *freshChanges) time.Duration { return fc.P50 })...)
 		f.Add("p99", "s", fresh(func(fc *freshChanges) time.Duration { return fc.P99 })...)
 		f.Add("max", "s", fresh(func(fc *freshChanges) time.Duration { return fc.Max })...)
+		f.Add("Works' first watch after process start (ours: the bindings cached)", "s", fresh(func(fc *freshChanges) time.Duration { return fc.WorksWatchAt })...)
+		f.Add("  p99 of the changes made from then on", "s", fresh(func(fc *freshChanges) time.Duration { return fc.P99AfterWorksWatch })...)
+		stream := func(of func(*bindingsStream) []time.Duration) []float64 {
+			return mapEach(rep.Results, func(r *result) float64 {
+				return orNaN(r.Stream != nil, func() float64 { return median(of(r.Stream)).Seconds() })
+			})
+		}
+		f.Add("the bindings' initial stream to a bare client, idle plane: read", "s", stream(func(s *bindingsStream) []time.Duration { return s.Read })...)
+		f.Add("  decoded", "s", stream(func(s *bindingsStream) []time.Duration { return s.Decoded })...)
 	}
 }
 

@@ -66,6 +66,8 @@ type result struct {
 	Restart  *phase        `json:"restart,omitempty"`
 	Recovery []*recoveries `json:"recovery,omitempty"`
 	Fresh    *freshChanges `json:"freshChanges,omitempty"`
+	// Stream: the bindings' initial stream to a bare client, before the fresh changes.
+	Stream *bindingsStream `json:"bindingsStream,omitempty"`
 }
 
 // propagation is a load's Works created, by a controller or by the ceiling's client:
@@ -126,6 +128,9 @@ func (e *env) run(ctx context.Context, sd side, ph phases) (*result, error) {
 		stop(ctl)
 	}
 	if err != nil || ph.fresh == 0 {
+		return res, err
+	}
+	if res.Stream, err = e.streamBindings(ctx); err != nil {
 		return res, err
 	}
 	res.Fresh, err = e.freshRestart(ctx, sd, ph)
