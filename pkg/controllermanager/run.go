@@ -129,6 +129,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		RolloutHealthPollInterval:     o.RolloutHealthPollInterval,
 		RolloutRevisionNamespace:      o.LeaderElectResourceNamespace,
 		DisableWorkWatch:              !o.WatchWorks,
+		DisableInitialListsYield:      !o.InitialListsYield,
 		LedgerCheckpoint: bindingcontroller.LedgerCheckpointOptions{
 			Namespace: o.LeaderElectResourceNamespace,
 			Name:      o.LeaderElectResourceName + "-work-ledger",
