@@ -24,7 +24,6 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/recent"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
-	"github.com/binding-controller/binding-controller/pkg/workcache"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,9 +81,6 @@ type Config struct {
 	// the Works' and the templates', which the workers do not wait for (workcache); nil:
 	// one cache, synced before any sync runs.
 	CacheSynced func(client.Object) bool
-	// FreshSyncs counts the syncs made before the Works are cached, which the Works' and
-	// templates' initial lists yield to (workcache); nil: nothing yields.
-	FreshSyncs *workcache.FreshSyncs
 }
 
 // Reconciler syncs one kind of binding to its Works: its Config, and what it keeps while
@@ -208,9 +204,6 @@ func (r *Reconciler) dispatch(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		return r.afterWorksCached(req, ctrl.Result{}), nil
 	}
 	s.live = true
-	if r.FreshSyncs != nil {
-		defer r.FreshSyncs.Begin()()
-	}
 	res, err := r.reconcile(ctx, s)
 	return r.afterWorksCached(req, res), err
 }
@@ -334,11 +327,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			Served:                     apis,
 			Interpreter:                resourceInterpreter,
 			CacheSynced:                cacheSyncedOf(mgr.GetCache()),
-			FreshSyncs:                 freshSyncsOf(mgr.GetCache()),
 		})
-		if opts.DisableInitialListsYield {
-			r.FreshSyncs = nil
-		}
 		r.deletionWaits = deletionWaits
 		r.rollouts = rollouts
 		if err := r.setupWithManager(mgr, c.name, c.workers, bindingqueue.NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
@@ -398,10 +387,6 @@ type Options struct {
 	// DisableWorkWatch leaves recovery to the retry backoff alone, as Karmada's controller
 	// does. Only for measuring what the watch buys (make bench-recovery).
 	DisableWorkWatch bool
-	// DisableInitialListsYield keeps the Works' and templates' initial lists streaming
-	// while fresh changes are synced after a start (workcache.FreshSyncs). Only for
-	// measuring what yielding buys.
-	DisableInitialListsYield bool
 	// LedgerCheckpoint is where the Work ledger's checkpoint is kept; a zero Interval
 	// keeps none, and every start lists the Works.
 	LedgerCheckpoint LedgerCheckpointOptions

@@ -18,7 +18,6 @@ import (
 	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/render"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
-	"github.com/binding-controller/binding-controller/pkg/workcache"
 	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
@@ -624,34 +623,5 @@ func TestTrackersAndSeriesDoNotGrowAsBindingsAndClustersComeAndGo(t *testing.T) 
 	}
 	if got := testutil.ToFloat64(clusterSyncFailures.WithLabelValues(invalidClusterLabel, workapply.ReasonRenderFailed)); got < 2*bindings {
 		t.Errorf("failures counted under %q = %v, want at least %d", invalidClusterLabel, got, 2*bindings)
-	}
-}
-
-// A sync made before the Works are cached counts as a fresh sync while it writes, so the
-// Works' initial list yields to it (workcache.FreshSyncs), and stops counting once done;
-// once the Works are cached, a sync is not counted.
-func TestASyncBeforeTheWorksAreCachedIsAFreshSync(t *testing.T) {
-	for _, worksCached := range []bool{false, true} {
-		fresh := workcache.NewFreshSyncs()
-		var runningAtWrite []int
-		h := newHarness(t, interceptor.Funcs{
-			Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				runningAtWrite = append(runningAtWrite, fresh.Running())
-				return cl.Create(ctx, obj, opts...)
-			},
-		}, seedDeployment(), seedBinding("member1"))
-		h.r.FreshSyncs = fresh
-		h.r.CacheSynced = func(client.Object) bool { return worksCached }
-		if err := h.reconcile(); err != nil {
-			t.Fatal(err)
-		}
-		want := 1
-		if worksCached {
-			want = 0
-		}
-		if len(runningAtWrite) != 1 || runningAtWrite[0] != want || fresh.Running() != 0 || !h.liveWork("member1") {
-			t.Errorf("Works cached %v: fresh syncs running at each Work written %v, after the sync %d; want [%d] and 0",
-				worksCached, runningAtWrite, fresh.Running(), want)
-		}
 	}
 }

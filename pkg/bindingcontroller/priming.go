@@ -8,7 +8,6 @@ import (
 
 	"github.com/binding-controller/binding-controller/pkg/ledgercheckpoint"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
-	"github.com/binding-controller/binding-controller/pkg/workcache"
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -149,14 +148,6 @@ type worksCache interface {
 func cacheSyncedOf(c cache.Cache) func(client.Object) bool {
 	if w, ok := c.(worksCache); ok {
 		return w.Synced
-	}
-	return nil
-}
-
-// freshSyncsOf is what c's split-off initial lists yield to; nil when c is one cache.
-func freshSyncsOf(c cache.Cache) *workcache.FreshSyncs {
-	if w, ok := c.(interface{ FreshSyncs() *workcache.FreshSyncs }); ok {
-		return w.FreshSyncs()
 	}
 	return nil
 }

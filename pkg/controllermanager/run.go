@@ -129,7 +129,6 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		RolloutHealthPollInterval:     o.RolloutHealthPollInterval,
 		RolloutRevisionNamespace:      o.LeaderElectResourceNamespace,
 		DisableWorkWatch:              !o.WatchWorks,
-		DisableInitialListsYield:      !o.InitialListsYield,
 		LedgerCheckpoint: bindingcontroller.LedgerCheckpointOptions{
 			Namespace: o.LeaderElectResourceNamespace,
 			Name:      o.LeaderElectResourceName + "-work-ledger",

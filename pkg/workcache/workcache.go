@@ -20,8 +20,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,13 +41,8 @@ type Cache struct {
 	// works is the form the split kind is watched in, whose informer WaitForWorks waits for.
 	works client.Object
 	// listsSent is closed once the manager's cache has synced: the split-off cache's
-	// requests wait for it (heldBack). sentAt is when.
+	// requests wait for it (heldBack).
 	listsSent chan struct{}
-	sentAt    atomic.Int64
-	// listed is closed once the Works' initial list is in: the split-off streams yield
-	// to fresh syncs (FreshSyncs) until then.
-	listed chan struct{}
-	fresh  *FreshSyncs
 }
 
 // NewFunc returns the manager's NewCache: caches made with the options the manager
@@ -61,13 +54,9 @@ func NewFunc(object client.Object) cache.NewCacheFunc {
 		if err != nil {
 			return nil, err
 		}
-		c := &Cache{listsSent: make(chan struct{}), listed: make(chan struct{}), fresh: NewFreshSyncs()}
-		y := &yielder{fresh: c.fresh, listed: c.listed, allowance: yieldAllowance,
-			sent: func() time.Time { return time.Unix(0, c.sentAt.Load()) }}
+		listsSent := make(chan struct{})
 		splitConfig := rest.CopyConfig(config)
-		splitConfig.Wrap(func(next http.RoundTripper) http.RoundTripper {
-			return heldBack{until: c.listsSent, next: yielding{y: y, next: next}}
-		})
+		splitConfig.Wrap(func(next http.RoundTripper) http.RoundTripper { return heldBack{until: listsSent, next: next} })
 		splitOpts := opts
 		if splitOpts.HTTPClient, err = rest.HTTPClientFor(splitConfig); err != nil {
 			return nil, err
@@ -80,8 +69,7 @@ func NewFunc(object client.Object) cache.NewCacheFunc {
 		if err != nil {
 			return nil, err
 		}
-		c.Cache, c.split, c.kind, c.scheme, c.works = main, split, gvk.GroupKind(), opts.Scheme, object
-		return c, nil
+		return &Cache{Cache: main, split: split, kind: gvk.GroupKind(), scheme: opts.Scheme, works: object, listsSent: listsSent}, nil
 	}
 }
 
@@ -154,13 +142,8 @@ func (c *Cache) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		if !c.Cache.WaitForCacheSync(ctx) {
-			return
-		}
-		c.sentAt.Store(time.Now().UnixNano())
-		close(c.listsSent)
-		if c.WaitForWorks(ctx) {
-			close(c.listed)
+		if c.Cache.WaitForCacheSync(ctx) {
+			close(c.listsSent)
 		}
 	}()
 	done := make(chan error, 2)
@@ -173,9 +156,6 @@ func (c *Cache) Start(ctx context.Context) error {
 	}
 	return errors.Join(<-done, <-done)
 }
-
-// FreshSyncs is what the split-off caches' initial lists yield to.
-func (c *Cache) FreshSyncs() *FreshSyncs { return c.fresh }
 
 // WaitForCacheSync waits for every informer but the split-off ones: the manager calls it
 // before it starts the controllers.
