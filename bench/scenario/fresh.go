@@ -118,15 +118,21 @@ func (fc *freshChanges) splitAt(at time.Duration) {
 		if c.At < at {
 			continue
 		}
-		ns = append(ns, float64(c.Latency))
-		if c.Latency < 0 {
-			ns[len(ns)-1] = float64(1 << 62)
-		}
+		ns = append(ns, rank(c.Latency))
 	}
 	fc.AfterWorksWatch = len(ns)
 	if len(ns) > 0 {
 		fc.P99AfterWorksWatch = time.Duration(report.Percentile(ns, 99))
 	}
+}
+
+// rank is what a change's latency counts as in the percentiles: a change never written
+// (-1) as the longest.
+func rank(latency time.Duration) float64 {
+	if latency < 0 {
+		return float64(1 << 62)
+	}
+	return float64(latency)
 }
 
 // settle sets each change's latency and their percentiles, and says whether every
@@ -147,10 +153,11 @@ func (fc *freshChanges) settle(get func(string) *localplane.WorkState) bool {
 				last = st.GenerationAt
 			}
 		}
-		c.Latency, ns[i] = last.Sub(c.sent), float64(last.Sub(c.sent))
+		c.Latency = last.Sub(c.sent)
 		if last.IsZero() {
-			c.Latency, ns[i], fc.Error = -1, float64(1<<62), "some changes were never written"
+			c.Latency, fc.Error = -1, "some changes were never written"
 		}
+		ns[i] = rank(c.Latency)
 	}
 	pct := func(p float64) time.Duration { return time.Duration(report.Percentile(ns, p)) }
 	fc.P50, fc.P99, fc.Max = pct(50), pct(99), pct(100)

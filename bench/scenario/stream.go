@@ -99,7 +99,8 @@ func timeInitialEvents(ctx context.Context, hc *http.Client, url string, decode 
 	return n, size, time.Since(start), err
 }
 
-var bindingCodecs = serializer.NewCodecFactory(envtestutil.Scheme())
+// bindingDecoder decodes a binding as an informer's client does, from JSON.
+var bindingDecoder = serializer.NewCodecFactory(envtestutil.Scheme()).UniversalDeserializer()
 
 // readInitialEvents reads a watch's newline-delimited JSON events up to the bookmark
 // that ends the initial ones, decoding each object into a ResourceBinding when decode.
@@ -127,7 +128,7 @@ func readInitialEvents(body io.Reader, decode bool) (int, int64, error) {
 			return n, size, err
 		}
 		rb := &workv1alpha2.ResourceBinding{}
-		if _, _, err := bindingCodecs.UniversalDeserializer().Decode(ev.Object.Raw, nil, rb); err != nil {
+		if _, _, err := bindingDecoder.Decode(ev.Object.Raw, nil, rb); err != nil {
 			return n, size, err
 		}
 		if rb.Name == "" {
@@ -141,13 +142,9 @@ func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
-	return time.Duration(report.Median(durations(ds)))
-}
-
-func durations(ds []time.Duration) []float64 {
-	out := make([]float64, len(ds))
+	ns := make([]float64, len(ds))
 	for i, d := range ds {
-		out[i] = float64(d)
+		ns[i] = float64(d)
 	}
-	return out
+	return time.Duration(report.Median(ns))
 }
