@@ -173,7 +173,7 @@ func (r *Reconciler) dispatch(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	}
 	k := bindingAPIOf(r.Kind)
 	obj := k.newObject()
-	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.getBinding(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			if !r.worksCached() {
 				return r.afterWorksCached(req, ctrl.Result{}), nil
@@ -206,6 +206,17 @@ func (r *Reconciler) dispatch(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	s.live = true
 	res, err := r.reconcile(ctx, s)
 	return r.afterWorksCached(req, res), err
+}
+
+// getBinding reads the binding at key from the cache, or from the API server while the
+// bindings are still being listed: a change made meanwhile is served at once
+// (changesWhileListing), not after the list. Until then the Works are not cached either
+// (workcache), and dispatch syncs it as it does any fresh change before the Works are in.
+func (r *Reconciler) getBinding(ctx context.Context, key types.NamespacedName, obj client.Object) error {
+	if r.CacheSynced != nil && !r.CacheSynced(obj) {
+		return r.APIReader.Get(ctx, key, obj)
+	}
+	return r.Client.Get(ctx, key, obj)
 }
 
 // workCacheWait is how often a binding waiting for the Work cache to sync looks again,
@@ -330,7 +341,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		})
 		r.deletionWaits = deletionWaits
 		r.rollouts = rollouts
-		if err := r.setupWithManager(mgr, c.name, c.workers, bindingqueue.NewRateLimiter(opts.RateLimiter), !opts.DisableWorkWatch); err != nil {
+		if err := r.setupWithManager(mgr, c.name, c.workers, bindingqueue.NewRateLimiter(opts.RateLimiter), watchOptions{
+			works: !opts.DisableWorkWatch, changesWhileListing: !opts.DisableChangesWhileListing}); err != nil {
 			return fmt.Errorf("setting up the %s controller: %w", c.name, err)
 		}
 	}
@@ -387,6 +399,10 @@ type Options struct {
 	// DisableWorkWatch leaves recovery to the retry backoff alone, as Karmada's controller
 	// does. Only for measuring what the watch buys (make bench-recovery).
 	DisableWorkWatch bool
+	// DisableChangesWhileListing has a binding changed during a start's list of the
+	// bindings wait for that list (changesWhileListing). Only for measuring what serving
+	// them at once buys.
+	DisableChangesWhileListing bool
 	// LedgerCheckpoint is where the Work ledger's checkpoint is kept; a zero Interval
 	// keeps none, and every start lists the Works.
 	LedgerCheckpoint LedgerCheckpointOptions

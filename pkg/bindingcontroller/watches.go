@@ -15,15 +15,18 @@ import (
 	"github.com/binding-controller/binding-controller/pkg/bindingqueue"
 	"github.com/binding-controller/binding-controller/pkg/interpreter/webhook"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -34,20 +37,51 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
+// watchOptions say which of the optional watches a controller makes.
+type watchOptions struct {
+	// works: a Work's deletion or drift requeues its binding.
+	works bool
+	// changesWhileListing: while the bindings are cached apart and still being listed,
+	// their changes are watched from the start on (changesWhileListing).
+	changesWhileListing bool
+}
+
 func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int,
-	limiter workqueue.TypedRateLimiter[reconcile.Request], watchWorks bool) error {
+	limiter workqueue.TypedRateLimiter[reconcile.Request], watches watchOptions) error {
 	k := bindingAPIOf(r.Kind)
+	watchWorks := watches.works
 	r.watchesWorks = watchWorks
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		For(k.newObject(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionOrMetadataChanged()))).
-		Watches(k.newObject(), changedWhileAway{k}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter,
 			NewQueue: func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 				r.queue = bindingqueue.New(name, limiter, mgr.GetLogger())
 				close(r.queueReady)
 				return r.queue
 			}})
+	bindingChanged := predicate.Or(predicate.GenerationChangedPredicate{}, deletionOrMetadataChanged())
+	if _, apart := mgr.GetCache().(bindingsApart); apart && r.CacheSynced != nil {
+		// The manager starts the controllers without waiting for the bindings' list
+		// (workcache): neither do the workers.
+		gvk, err := apiutil.GVKForObject(k.newObject(), mgr.GetScheme())
+		if err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(startOnly{source.Kind(mgr.GetCache(), k.newObject(), &handler.EnqueueRequestForObject{}, bindingChanged)}).
+			WatchesRawSource(startOnly{source.Kind[client.Object](mgr.GetCache(), k.newObject(), changedWhileAway{k})}).
+			WithLogConstructor(reconcileLogger(mgr.GetLogger(), name, gvk))
+		if watches.changesWhileListing {
+			watcher, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
+			if err != nil {
+				return fmt.Errorf("creating a client to watch %ss: %w", k.BindingKind, err)
+			}
+			b = b.WatchesRawSource(changesWhileListing{k: k, watcher: watcher, log: mgr.GetLogger(),
+				listed: func() bool { return r.CacheSynced(k.newObject()) }})
+		}
+	} else {
+		b = b.For(k.newObject(), builder.WithPredicates(bindingChanged)).
+			Watches(k.newObject(), changedWhileAway{k})
+	}
 	if r.Served.OverridePolicies {
 		b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy), notListed).
 			Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy), notListed)
@@ -254,6 +288,24 @@ func (changedWhileAway) Delete(context.Context, event.DeleteEvent, workqueue.Typ
 }
 
 func (changedWhileAway) Generic(context.Context, event.GenericEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+}
+
+// bindingsApart is a cache that keeps the bindings apart from the manager's (workcache).
+type bindingsApart interface {
+	WaitForBindings(ctx context.Context) bool
+}
+
+// reconcileLogger is the logger of each reconcile, with the keys For would have given it
+// (controller, controllerGroup, controllerKind, the binding's kind): the bindings are
+// watched through raw sources here, and operators' log queries select on those keys.
+func reconcileLogger(log logr.Logger, name string, gvk schema.GroupVersionKind) func(*reconcile.Request) logr.Logger {
+	log = log.WithValues("controller", name, "controllerGroup", gvk.Group, "controllerKind", gvk.Kind)
+	return func(req *reconcile.Request) logr.Logger {
+		if req == nil {
+			return log
+		}
+		return log.WithValues(gvk.Kind, klog.KRef(req.Namespace, req.Name), "namespace", req.Namespace, "name", req.Name)
+	}
 }
 
 // startOnly is a source whose sync the controller does not wait for before it starts its

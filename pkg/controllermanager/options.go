@@ -37,6 +37,7 @@ type Options struct {
 	StuckWorkWarningAfter         time.Duration
 	RolloutHealthPollInterval     time.Duration
 	WatchWorks                    bool
+	ServeChangesWhileListing      bool
 	WorkLedgerCheckpointInterval  time.Duration
 
 	KubeAPIQPS   float64
@@ -77,6 +78,7 @@ func NewOptions() *Options {
 		StuckWorkWarningAfter:         d.StuckWorkWarningAfter,
 		RolloutHealthPollInterval:     d.RolloutHealthPollInterval,
 		WatchWorks:                    true,
+		ServeChangesWhileListing:      true,
 		// A restart then reads no Work's manifest: at 100,000 Works it took 8.4 s to its
 		// last request against 26-28 s listing the whole Works (docs/scaling.md).
 		WorkLedgerCheckpointInterval: 30 * time.Second,
@@ -132,6 +134,9 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.WatchWorks, "watch-works", o.WatchWorks,
 		"Watch the Works the controller manages, so a deleted or edited Work re-syncs its binding at once. "+
 			"Turning it off leaves recovery to the retry backoff, as in Karmada; only for comparison.")
+	fs.BoolVar(&o.ServeChangesWhileListing, "serve-changes-while-listing", o.ServeChangesWhileListing,
+		"On a start, sync a binding changed while the bindings are still being listed at once, read from the API server. "+
+			"Turning it off has such a change wait for the list; only for comparison.")
 	fs.DurationVar(&o.WorkLedgerCheckpointInterval, "work-ledger-checkpoint-interval", o.WorkLedgerCheckpointInterval,
 		"How often the leader saves what it knows of the Works it wrote (UID, generation and a spec hash, about 27 bytes a Work) "+
 			"into ConfigMaps named <--leader-elect-resource-name>-work-ledger-<i> in --leader-elect-resource-namespace, when it changed, and once more on shutdown. "+

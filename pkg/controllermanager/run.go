@@ -23,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/binding-controller/binding-controller/pkg/apis"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 	"github.com/binding-controller/binding-controller/pkg/bindingcontroller"
 	"github.com/binding-controller/binding-controller/pkg/cachecompact"
 	"github.com/binding-controller/binding-controller/pkg/workapply"
@@ -110,9 +111,9 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		// as JSON (cachecompact), not as nested maps ten times the size.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Cache:  cache.Options{DefaultTransform: cachecompact.Transform},
-		// The Works and templates apart, so that the controllers start without waiting
-		// for them.
-		NewCache:   workcache.NewFunc(workapply.WorkMetadata()),
+		// The bindings apart, and the Works and templates apart again, so that the
+		// controllers start without waiting for them.
+		NewCache:   workcache.NewFunc(workapply.WorkMetadata(), &workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}),
 		Controller: config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	})
 	if err != nil {
@@ -129,6 +130,7 @@ func NewManager(ctx context.Context, cfg *rest.Config, o *Options) (manager.Mana
 		RolloutHealthPollInterval:     o.RolloutHealthPollInterval,
 		RolloutRevisionNamespace:      o.LeaderElectResourceNamespace,
 		DisableWorkWatch:              !o.WatchWorks,
+		DisableChangesWhileListing:    !o.ServeChangesWhileListing,
 		LedgerCheckpoint: bindingcontroller.LedgerCheckpointOptions{
 			Namespace: o.LeaderElectResourceNamespace,
 			Name:      o.LeaderElectResourceName + "-work-ledger",

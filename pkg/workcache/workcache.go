@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package workcache keeps the Works and the resource templates in a cache of their own
-// beside the manager's, so that the controllers start without waiting for them.
-// controller-runtime starts no worker before every informer of its cache has made its
-// initial list. At 100,000 Works that list is the longest by far (9–13 s on two cores), and
-// 10,000 Deployments take 3 s more; a binding changed meanwhile waited for all of it. Split
-// off, they are listed while the workers already run: the manager waits only for the rest
-// (bindings, policies, Clusters), and the reconcilers ask whether what they read has
-// synced (Synced) before trusting the cache with it.
+// Package workcache keeps the bindings, and the Works and the resource templates, in
+// caches of their own beside the manager's, so that the controllers start without waiting
+// for them. controller-runtime starts no worker (and no leader election) before every
+// informer of its cache has made its initial list. At 100,000 Works that list is the
+// longest by far (9–13 s on two cores), and 10,000 Deployments take 3 s more; a binding
+// changed meanwhile waited for all of it. Split off, they are listed while the workers
+// already run: the manager waits only for the rest (policies, Clusters, interpreter
+// configurations), and the reconcilers ask whether what they read has synced (Synced)
+// before trusting the cache with it.
 //
-// The split-off lists are sent once the manager's have synced. Sent together, the API
-// server streamed the Works and the Deployments beside the bindings, and both processes,
-// on two cores, spent that time decoding them: at 100,000 Works the bindings took 2.5–2.8 s
-// to arrive, and a binding changed during a restart cannot be served before it is listed.
+// The bindings come first: the Works' and templates' lists are sent once the bindings and
+// the manager's kinds have synced. Sent together, the API server streamed the Works and
+// the Deployments beside the bindings, and both processes, on two cores, spent that time
+// decoding them: at 100,000 Works the bindings took 2.5–2.8 s to arrive. The bindings
+// still take 1.5–3 s at 10,000 bindings; the workers serve the changes made meanwhile,
+// reading each changed binding from the API server (bindingcontroller's
+// changesWhileListing).
 package workcache
 
 import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -30,29 +35,46 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
-// Cache is the manager's cache with one kind, and every object read as unstructured (the
-// templates, of any kind), served apart: their reads, informers and indexes go to a cache
-// of their own, which starts with the other but is not waited for.
+// Cache is the manager's cache with the bindings' kinds served apart, and one more kind
+// (the Works) with every object read as unstructured (the templates, of any kind) apart
+// again: their reads, informers and indexes go to caches of their own, which start with
+// the manager's but are not waited for.
 type Cache struct {
 	cache.Cache
-	split  cache.Cache
-	kind   schema.GroupKind
-	scheme *runtime.Scheme
+	// bindings serves bindingKinds; its lists are sent at once.
+	bindings     cache.Cache
+	bindingKinds []schema.GroupKind
+	split        cache.Cache
+	kind         schema.GroupKind
+	scheme       *runtime.Scheme
 	// works is the form the split kind is watched in, whose informer WaitForWorks waits for.
 	works client.Object
-	// listsSent is closed once the manager's cache has synced: the split-off cache's
-	// requests wait for it (heldBack).
+	// listsSent is closed once the manager's cache and the bindings' have synced: the
+	// split-off cache's requests wait for it (heldBack).
 	listsSent chan struct{}
 }
 
 // NewFunc returns the manager's NewCache: caches made with the options the manager
-// passes, the kind of object apart. object is the form that kind is watched in (a
-// metadata-only Work); WaitForWorks waits for its informer.
-func NewFunc(object client.Object) cache.NewCacheFunc {
+// passes, the kinds of bindings apart and the kind of object apart again. object is the
+// form that kind is watched in (a metadata-only Work); WaitForWorks waits for its
+// informer.
+func NewFunc(object client.Object, bindings ...client.Object) cache.NewCacheFunc {
 	return func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
 		main, err := cache.New(config, opts)
 		if err != nil {
 			return nil, err
+		}
+		bindingCache, err := cache.New(config, opts)
+		if err != nil {
+			return nil, err
+		}
+		var bindingKinds []schema.GroupKind
+		for _, b := range bindings {
+			gvk, err := apiutil.GVKForObject(b, opts.Scheme)
+			if err != nil {
+				return nil, err
+			}
+			bindingKinds = append(bindingKinds, gvk.GroupKind())
 		}
 		listsSent := make(chan struct{})
 		splitConfig := rest.CopyConfig(config)
@@ -69,7 +91,8 @@ func NewFunc(object client.Object) cache.NewCacheFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &Cache{Cache: main, split: split, kind: gvk.GroupKind(), scheme: opts.Scheme, works: object, listsSent: listsSent}, nil
+		return &Cache{Cache: main, bindings: bindingCache, bindingKinds: bindingKinds, split: split, kind: gvk.GroupKind(),
+			scheme: opts.Scheme, works: object, listsSent: listsSent}, nil
 	}
 }
 
@@ -86,8 +109,15 @@ func (c *Cache) cacheFor(obj runtime.Object) cache.Cache {
 	if meta.IsListType(obj) {
 		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
 	}
-	if gvk.GroupKind() == c.kind {
+	return c.cacheForKind(gvk.GroupKind())
+}
+
+func (c *Cache) cacheForKind(gk schema.GroupKind) cache.Cache {
+	if gk == c.kind {
 		return c.split
+	}
+	if slices.Contains(c.bindingKinds, gk) {
+		return c.bindings
 	}
 	return c.Cache
 }
@@ -105,10 +135,7 @@ func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cach
 }
 
 func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
-	if gvk.GroupKind() == c.kind {
-		return c.split.GetInformerForKind(ctx, gvk, opts...)
-	}
-	return c.Cache.GetInformerForKind(ctx, gvk, opts...)
+	return c.cacheForKind(gvk.GroupKind()).GetInformerForKind(ctx, gvk, opts...)
 }
 
 func (c *Cache) RemoveInformer(ctx context.Context, obj client.Object) error {
@@ -136,46 +163,56 @@ func (h heldBack) RoundTrip(req *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(req)
 }
 
-// Start runs both caches until ctx ends or one of them fails; the split-off cache's
-// requests are sent once the manager's has synced.
+// Start runs the three caches until ctx ends or one of them fails; the Works' and
+// templates' requests are sent once the manager's cache and the bindings' have synced.
 func (c *Cache) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		if c.Cache.WaitForCacheSync(ctx) {
+		if c.Cache.WaitForCacheSync(ctx) && c.bindings.WaitForCacheSync(ctx) {
 			close(c.listsSent)
 		}
 	}()
-	done := make(chan error, 2)
-	for _, each := range []cache.Cache{c.Cache, c.split} {
+	caches := []cache.Cache{c.Cache, c.bindings, c.split}
+	done := make(chan error, len(caches))
+	for _, each := range caches {
 		go func() {
 			err := each.Start(ctx)
 			cancel()
 			done <- err
 		}()
 	}
-	return errors.Join(<-done, <-done)
+	var errs []error
+	for range caches {
+		errs = append(errs, <-done)
+	}
+	return errors.Join(errs...)
 }
 
-// WaitForCacheSync waits for every informer but the split-off ones: the manager calls it
-// before it starts the controllers.
+// WaitForCacheSync waits for every informer but the split-off ones, the bindings' among
+// them: the manager calls it before it starts the controllers.
 func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 	return c.Cache.WaitForCacheSync(ctx)
 }
 
 // Synced tells, without waiting, whether the informer of obj's kind has made its initial
-// list; it starts that informer when there is none yet. Only the split-off objects can be
-// unsynced once the manager runs its controllers.
+// list; it starts that informer when there is none yet. Only the split-off objects, the
+// bindings among them, can be unsynced once the manager runs its controllers.
 func (c *Cache) Synced(obj client.Object) bool {
 	informer, err := c.cacheFor(obj).GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
 	return err == nil && informer.HasSynced()
 }
 
-// WaitForWorks waits until every split-off informer has synced, the Works' first, or ctx
-// ends (false).
+// WaitForWorks waits until every split-off informer has synced, the bindings' and the
+// Works' among them, or ctx ends (false).
 func (c *Cache) WaitForWorks(ctx context.Context) bool {
 	if _, err := c.split.GetInformer(ctx, c.works, cache.BlockUntilSynced(false)); err != nil {
 		return false
 	}
-	return c.split.WaitForCacheSync(ctx)
+	return c.bindings.WaitForCacheSync(ctx) && c.split.WaitForCacheSync(ctx)
+}
+
+// WaitForBindings waits until the bindings' informers have synced, or ctx ends (false).
+func (c *Cache) WaitForBindings(ctx context.Context) bool {
+	return c.bindings.WaitForCacheSync(ctx)
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 
 	workv1alpha1 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha1"
+	workv1alpha2 "github.com/binding-controller/binding-controller/pkg/apis/work/v1alpha2"
 )
 
 func metadata(kind string) runtime.Object {
@@ -36,8 +37,8 @@ func metadata(kind string) runtime.Object {
 }
 
 // Every form of a Work, one object or a list, typed or metadata only, and every template
-// (read as unstructured) goes to the split-off cache; everything else to the manager's,
-// which is the only one waited for.
+// (read as unstructured) goes to the split-off cache; the bindings to theirs; everything
+// else to the manager's, which is the only one waited for.
 func TestWorksAreServedApart(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -46,8 +47,12 @@ func TestWorksAreServedApart(t *testing.T) {
 	if err := workv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	main, split := &informertest.FakeInformers{}, &informertest.FakeInformers{}
-	c := &Cache{Cache: main, split: split, kind: schema.GroupKind{Group: workv1alpha1.GroupVersion.Group, Kind: "Work"}, scheme: scheme}
+	if err := workv1alpha2.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	main, bindings, split := &informertest.FakeInformers{}, &informertest.FakeInformers{}, &informertest.FakeInformers{}
+	c := &Cache{Cache: main, bindings: bindings, split: split, kind: schema.GroupKind{Group: workv1alpha1.GroupVersion.Group, Kind: "Work"}, scheme: scheme,
+		bindingKinds: []schema.GroupKind{workv1alpha2.GroupVersion.WithKind("ResourceBinding").GroupKind(), workv1alpha2.GroupVersion.WithKind("ClusterResourceBinding").GroupKind()}}
 	for _, tc := range []struct {
 		name string
 		obj  runtime.Object
@@ -59,6 +64,9 @@ func TestWorksAreServedApart(t *testing.T) {
 		{"a typed list of Works", &workv1alpha1.WorkList{}, split},
 		{"a template read as unstructured", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}, split},
 		{"a list of templates", &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "apps/v1", "kind": "DeploymentList"}}, split},
+		{"a ResourceBinding", &workv1alpha2.ResourceBinding{}, bindings},
+		{"a list of ResourceBindings", &workv1alpha2.ResourceBindingList{}, bindings},
+		{"a list of ClusterResourceBindings", &workv1alpha2.ClusterResourceBindingList{}, bindings},
 		{"a Deployment", &appsv1.Deployment{}, main},
 		{"a list of Deployments", &appsv1.DeploymentList{}, main},
 	} {
@@ -118,27 +126,34 @@ func (g *syncGate) WaitForCacheSync(ctx context.Context) bool {
 	}
 }
 
-// Start lets the split-off requests through once the manager's cache has synced, not before.
-func TestSplitOffListsAreSentOnceTheManagersCacheHasSynced(t *testing.T) {
+// Start lets the split-off requests through once the manager's cache and the bindings'
+// have synced, not before either.
+func TestSplitOffListsAreSentOnceTheManagersCacheAndTheBindingsHaveSynced(t *testing.T) {
 	main := &syncGate{asked: make(chan struct{}), synced: make(chan struct{})}
-	c := &Cache{Cache: main, split: &syncGate{}, listsSent: make(chan struct{})}
+	bindings := &syncGate{asked: make(chan struct{}), synced: make(chan struct{})}
+	c := &Cache{Cache: main, bindings: bindings, split: &syncGate{}, listsSent: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = c.Start(ctx) }()
-	select {
-	case <-main.asked:
-	case <-time.After(time.Minute):
-		t.Fatal("Start never waited for the manager's cache")
+	for _, step := range []struct {
+		name string
+		gate *syncGate
+	}{{"the manager's cache", main}, {"the bindings' cache", bindings}} {
+		select {
+		case <-step.gate.asked:
+		case <-time.After(time.Minute):
+			t.Fatalf("Start never waited for %s", step.name)
+		}
+		select {
+		case <-c.listsSent:
+			t.Fatalf("split-off lists sent before %s synced", step.name)
+		default:
+		}
+		close(step.gate.synced)
 	}
 	select {
 	case <-c.listsSent:
-		t.Fatal("split-off lists sent before the manager's cache synced")
-	default:
-	}
-	close(main.synced)
-	select {
-	case <-c.listsSent:
 	case <-time.After(time.Minute):
-		t.Fatal("split-off lists never sent after the manager's cache synced")
+		t.Fatal("split-off lists never sent after both caches synced")
 	}
 }

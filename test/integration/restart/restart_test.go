@@ -140,3 +140,68 @@ var _ = Describe("A controller restarted while the Works and templates are still
 		Eventually(replicas("member1", moved)).Should(Equal("absent"), "the Work of the cluster the binding left stayed")
 	})
 })
+
+var _ = Describe("A controller restarted while the bindings themselves are still being listed", func() {
+	It("serves a binding changed meanwhile, read from the API server, before the list is in", func() {
+		ns := fmt.Sprintf("restart-listing-%d", GinkgoRandomSeed()%100000)
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+		stop := startManager(plane.Config)
+		web, webRB := createWeb(ns, "web")
+		for _, m := range members {
+			Eventually(replicas(m, web)).Should(Equal("1"), m)
+		}
+		stop()
+
+		By("restarted with the bindings' list held back, and with it the Works' and templates'")
+		gate := newListGate()
+		gate.bindings = true
+		stop = startManager(gate.config(plane.Config))
+		DeferCleanup(func() { stop() })
+		released := false
+		DeferCleanup(func() {
+			if !released {
+				gate.release()
+			}
+		})
+		// A change made before the controller watches the bindings counts as made while it
+		// was down, and that one waits for the list; so the change is made again until
+		// one lands after the watch started, each try served while the list is held.
+		want := int32(1)
+		Eventually(func() bool {
+			want++
+			// A patch, not an update: the controller may patch the status meanwhile.
+			base := webRB.DeepCopy()
+			webRB.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: want}, {Name: "member2", Replicas: 1}}
+			Expect(k8s.Patch(ctx, webRB, client.MergeFrom(base))).To(Succeed())
+			for range 20 {
+				if replicas("member1", web)() == fmt.Sprint(want) {
+					return true
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			return false
+		}).Should(BeTrue(), "the change waited for the list of the bindings")
+		Expect(gate.heldBindings.Load()).To(BeNumerically(">", 0), "nothing listed the bindings: the gate proves nothing")
+		Eventually(func() int64 {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(webRB), webRB)).To(Succeed())
+			return syncedGeneration(webRB)
+		}).Should(Equal(webRB.Generation), "the binding's WorksSynced condition does not name the generation served")
+
+		By("the list in, the binding is current and stays so")
+		gate.release()
+		released = true
+		Eventually(replicas("member1", web)).Should(Equal(fmt.Sprint(want)))
+		Expect(replicas("member2", web)()).To(Equal("1"))
+	})
+})
+
+// syncedGeneration is the generation the binding's WorksSynced condition names, -1 when
+// it has none.
+func syncedGeneration(rb *workv1alpha2.ResourceBinding) int64 {
+	for _, c := range rb.Status.Conditions {
+		if c.Type == workv1alpha2.ConditionWorksSynced {
+			return c.ObservedGeneration
+		}
+	}
+	return -1
+}

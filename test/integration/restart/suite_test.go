@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package restart_test restarts the controller-manager against a real kube-apiserver and
-// etcd while the lists of the Works and of the templates are held back, as a fleet of
-// 100,000 Works holds them for seconds: fresh changes must be served meanwhile, and nothing
-// that needs every Work of a binding may act on the part of them known so far.
+// etcd while the lists of the Works and of the templates, and then of the bindings too,
+// are held back, as a fleet of 100,000 Works holds them for seconds: fresh changes must be
+// served meanwhile, and nothing that needs every Work of a binding may act on the part of
+// them known so far.
 package restart_test
 
 import (
@@ -57,8 +58,12 @@ func startManager(cfg *rest.Config) (stop func()) {
 // the one-item list that tells whether a template kind can be cached at all.
 type listGate struct {
 	open chan struct{}
-	// heldWorks and heldTemplates count the requests held back.
-	heldWorks, heldTemplates atomic.Int32
+	// bindings: the bindings' initial list is held back too, every list and watch of all
+	// ResourceBindings but a watch from a given resourceVersion without initial events and
+	// the one-item list that tells which resourceVersion that is.
+	bindings bool
+	// heldWorks, heldTemplates and heldBindings count the requests held back.
+	heldWorks, heldTemplates, heldBindings atomic.Int32
 }
 
 func newListGate() *listGate { return &listGate{open: make(chan struct{})} }
@@ -70,11 +75,16 @@ func (g *listGate) config(cfg *rest.Config) *rest.Config {
 		return roundTripper(func(req *http.Request) (*http.Response, error) {
 			q := req.URL.Query()
 			works, templates := strings.HasSuffix(req.URL.Path, "/works"), strings.HasSuffix(req.URL.Path, "/deployments")
-			if req.Method == http.MethodGet && (works || templates) && q.Get("labelSelector") == "" && q.Get("limit") != "1" {
-				if works {
+			bindings := g.bindings && strings.HasSuffix(req.URL.Path, "/resourcebindings") &&
+				(q.Get("watch") != "true" || q.Get("sendInitialEvents") == "true" || q.Get("resourceVersion") == "")
+			if req.Method == http.MethodGet && (works || templates || bindings) && q.Get("labelSelector") == "" && q.Get("limit") != "1" {
+				switch {
+				case works:
 					g.heldWorks.Add(1)
-				} else {
+				case templates:
 					g.heldTemplates.Add(1)
+				default:
+					g.heldBindings.Add(1)
 				}
 				select {
 				case <-g.open:
