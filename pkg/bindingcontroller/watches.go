@@ -49,8 +49,22 @@ type watchOptions struct {
 func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int,
 	limiter workqueue.TypedRateLimiter[reconcile.Request], watches watchOptions) error {
 	k := bindingAPIOf(r.Kind)
-	watchWorks := watches.works
-	r.watchesWorks = watchWorks
+	r.watchesWorks = watches.works
+	gvk, err := apiutil.GVKForObject(k.newObject(), mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	// The bindings are watched through raw sources, For's logger keys kept, so that the
+	// workers need not wait for their list: with the bindings cached apart (workcache),
+	// the manager starts the controllers before it, and a sync asks whether the cache has
+	// synced before trusting it (getBinding).
+	bindings := func(h handler.EventHandler, preds ...predicate.Predicate) source.Source {
+		src := source.Kind(mgr.GetCache(), k.newObject(), h, preds...)
+		if r.CacheSynced == nil {
+			return src
+		}
+		return startOnly{src}
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: limiter,
@@ -58,29 +72,17 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 				r.queue = bindingqueue.New(name, limiter, mgr.GetLogger())
 				close(r.queueReady)
 				return r.queue
-			}})
-	bindingChanged := predicate.Or(predicate.GenerationChangedPredicate{}, deletionOrMetadataChanged())
-	if _, apart := mgr.GetCache().(bindingsApart); apart && r.CacheSynced != nil {
-		// The manager starts the controllers without waiting for the bindings' list
-		// (workcache): neither do the workers.
-		gvk, err := apiutil.GVKForObject(k.newObject(), mgr.GetScheme())
+			}}).
+		WithLogConstructor(reconcileLogger(mgr.GetLogger(), name, gvk)).
+		WatchesRawSource(bindings(&handler.EnqueueRequestForObject{}, predicate.Or(predicate.GenerationChangedPredicate{}, deletionOrMetadataChanged()))).
+		WatchesRawSource(bindings(changedWhileAway{k}))
+	if watches.changesWhileListing && r.CacheSynced != nil {
+		watcher, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
 		if err != nil {
-			return err
+			return fmt.Errorf("creating a client to watch %ss: %w", k.BindingKind, err)
 		}
-		b = b.WatchesRawSource(startOnly{source.Kind(mgr.GetCache(), k.newObject(), &handler.EnqueueRequestForObject{}, bindingChanged)}).
-			WatchesRawSource(startOnly{source.Kind[client.Object](mgr.GetCache(), k.newObject(), changedWhileAway{k})}).
-			WithLogConstructor(reconcileLogger(mgr.GetLogger(), name, gvk))
-		if watches.changesWhileListing {
-			watcher, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()})
-			if err != nil {
-				return fmt.Errorf("creating a client to watch %ss: %w", k.BindingKind, err)
-			}
-			b = b.WatchesRawSource(changesWhileListing{k: k, watcher: watcher, log: mgr.GetLogger(),
-				listed: func() bool { return r.CacheSynced(k.newObject()) }})
-		}
-	} else {
-		b = b.For(k.newObject(), builder.WithPredicates(bindingChanged)).
-			Watches(k.newObject(), changedWhileAway{k})
+		b = b.WatchesRawSource(changesWhileListing{k: k, watcher: watcher, log: mgr.GetLogger(),
+			listed: func() bool { return r.CacheSynced(k.newObject()) }})
 	}
 	if r.Served.OverridePolicies {
 		b = b.Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsSelectedBy), notListed).
@@ -97,7 +99,7 @@ func (r *Reconciler) setupWithManager(mgr ctrl.Manager, name string, workers int
 	}
 	b = r.watchCustomizations(b)
 	b = r.watchWebhookConfigurations(b)
-	if watchWorks {
+	if watches.works {
 		// Metadata only: the cache's memory must not grow with manifest size. The workers
 		// do not wait for this source to sync (startOnly): fresh changes are served while
 		// the Works are still being listed (workcache).
@@ -290,14 +292,9 @@ func (changedWhileAway) Delete(context.Context, event.DeleteEvent, workqueue.Typ
 func (changedWhileAway) Generic(context.Context, event.GenericEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 }
 
-// bindingsApart is a cache that keeps the bindings apart from the manager's (workcache).
-type bindingsApart interface {
-	WaitForBindings(ctx context.Context) bool
-}
-
 // reconcileLogger is the logger of each reconcile, with the keys For would have given it
-// (controller, controllerGroup, controllerKind, the binding's kind): the bindings are
-// watched through raw sources here, and operators' log queries select on those keys.
+// (controller, controllerGroup, controllerKind, the binding's kind): operators' log
+// queries select on them.
 func reconcileLogger(log logr.Logger, name string, gvk schema.GroupVersionKind) func(*reconcile.Request) logr.Logger {
 	log = log.WithValues("controller", name, "controllerGroup", gvk.Group, "controllerKind", gvk.Kind)
 	return func(req *reconcile.Request) logr.Logger {

@@ -211,8 +211,3 @@ func (c *Cache) WaitForWorks(ctx context.Context) bool {
 	}
 	return c.bindings.WaitForCacheSync(ctx) && c.split.WaitForCacheSync(ctx)
 }
-
-// WaitForBindings waits until the bindings' informers have synced, or ctx ends (false).
-func (c *Cache) WaitForBindings(ctx context.Context) bool {
-	return c.bindings.WaitForCacheSync(ctx)
-}

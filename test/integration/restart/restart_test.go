@@ -101,20 +101,7 @@ var _ = Describe("A controller restarted while the Works and templates are still
 		// made before its list of the bindings counts as made while it was down (above). To
 		// test the first kind, the change is made again until it lands after that list:
 		// each try must be served while the Works are still held back.
-		want := int32(2)
-		Eventually(func() bool {
-			want++
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(freshRB), freshRB)).To(Succeed())
-			freshRB.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: want}, {Name: "member2", Replicas: 1}}
-			Expect(k8s.Update(ctx, freshRB)).To(Succeed())
-			for range 20 {
-				if replicas("member1", fresh)() == fmt.Sprint(want) {
-					return true
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			return false
-		}).Should(BeTrue(), "the fresh change waited for the lists of the Works or templates")
+		rescaleUntilServed(freshRB, fresh, 2, "the fresh change waited for the lists of the Works or templates")
 		Expect(gate.heldWorks.Load()).To(BeNumerically(">", 0), "nothing listed the Works: the gate proves nothing")
 		Expect(gate.heldTemplates.Load()).To(BeNumerically(">", 0), "nothing listed the templates: the gate proves nothing")
 
@@ -163,37 +150,43 @@ var _ = Describe("A controller restarted while the bindings themselves are still
 				gate.release()
 			}
 		})
-		// A change made before the controller watches the bindings counts as made while it
-		// was down, and that one waits for the list; so the change is made again until
-		// one lands after the watch started, each try served while the list is held.
-		want := int32(1)
-		Eventually(func() bool {
-			want++
-			// A patch, not an update: the controller may patch the status meanwhile.
-			base := webRB.DeepCopy()
-			webRB.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: want}, {Name: "member2", Replicas: 1}}
-			Expect(k8s.Patch(ctx, webRB, client.MergeFrom(base))).To(Succeed())
-			for range 20 {
-				if replicas("member1", web)() == fmt.Sprint(want) {
-					return true
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			return false
-		}).Should(BeTrue(), "the change waited for the list of the bindings")
+		want := rescaleUntilServed(webRB, web, 1, "the change waited for the list of the bindings")
 		Expect(gate.heldBindings.Load()).To(BeNumerically(">", 0), "nothing listed the bindings: the gate proves nothing")
 		Eventually(func() int64 {
 			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(webRB), webRB)).To(Succeed())
 			return syncedGeneration(webRB)
 		}).Should(Equal(webRB.Generation), "the binding's WorksSynced condition does not name the generation served")
 
-		By("the list in, the binding is current and stays so")
+		By("the list in, a change is served as before")
 		gate.release()
 		released = true
-		Eventually(replicas("member1", web)).Should(Equal(fmt.Sprint(want)))
+		rescaleUntilServed(webRB, web, want, "a change after the list was not served")
 		Expect(replicas("member2", web)()).To(Equal("1"))
 	})
 })
+
+// rescaleUntilServed sets rb's replicas in member1 to from+1, from+2, … until one change
+// has d's Work in member1 within 2 s, and returns the replicas served. Tried again because
+// a change made before the restarted controller watches the bindings counts as made
+// while it was down, and waits for the list a gate may hold back.
+func rescaleUntilServed(rb *workv1alpha2.ResourceBinding, d *appsv1.Deployment, from int32, because string) int32 {
+	want := from
+	Eventually(func() bool {
+		want++
+		// A patch, not an update: the controller may patch the status meanwhile.
+		base := rb.DeepCopy()
+		rb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: want}, {Name: "member2", Replicas: 1}}
+		Expect(k8s.Patch(ctx, rb, client.MergeFrom(base))).To(Succeed())
+		for range 20 {
+			if replicas("member1", d)() == fmt.Sprint(want) {
+				return true
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return false
+	}).Should(BeTrue(), because)
+	return want
+}
 
 // syncedGeneration is the generation the binding's WorksSynced condition names, -1 when
 // it has none.
